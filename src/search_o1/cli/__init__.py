@@ -1,0 +1,49 @@
+"""The `search-o1` command: a thin shell that parses, builds settings, calls the library.
+
+Each subcommand lives in its own module exposing `command` (a click command or group).
+Errors the library raises on purpose (SearchO1Error) print as one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from search_o1.errors import SearchO1Error
+
+# Subcommand modules, in the order `--help` lists them.
+_SUBCOMMANDS = ("ask", "index", "eval", "report", "cache", "serve", "view")
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except SearchO1Error as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="search-o1")
+def cli() -> None:
+    """Search-o1: a reasoning model that searches in the middle of its thinking.
+
+    Settings come from search-o1.toml, then SEARCH_O1_* environment variables, then flags.
+    """
+
+
+for _name in _SUBCOMMANDS:
+    try:
+        _mod = importlib.import_module(f"search_o1.cli.{_name}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"search_o1.cli.{_name}":
+            raise
+        continue
+    cli.add_command(_mod.command)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,61 @@
+"""The model protocol every backend implements, and the shared stop-string normalisation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from search_o1.types import Completion, Prompt, Sampling, TextSink
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A text model that continues a prompt.
+
+    `complete` must return a Completion whose `text` excludes the stop string and whose
+    `stop` names it, whatever the server did; backends call `normalise_stop` for that.
+    `on_text` (optional) receives text pieces as they arrive, for live display.
+    `grammar` (optional) is a GBNF grammar; backends that cannot apply one ignore it.
+    """
+
+    name: str
+
+    async def complete(
+        self,
+        prompt: Prompt,
+        *,
+        stop: Sequence[str],
+        max_tokens: int,
+        sampling: Sampling,
+        on_text: TextSink | None = None,
+        grammar: str | None = None,
+    ) -> Completion: ...
+
+    async def context_length(self) -> int | None:
+        """The model's context window in tokens, when known."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def normalise_stop(
+    text: str, finish: str, stop: Sequence[str], *, server_stop: str | None = None
+) -> tuple[str, str | None]:
+    """Return (text without the stop string, the stop string that ended it or None).
+
+    vLLM appends the stop string only when asked; llama.cpp never does, but may report
+    which one matched (`server_stop`). Both shapes end up identical here.
+
+    >>> normalise_stop("q<|end_search_query|>", "stop", ["<|end_search_query|>"])
+    ('q', '<|end_search_query|>')
+    >>> normalise_stop("q", "stop", ["<|end_search_query|>"], server_stop="<|end_search_query|>")
+    ('q', '<|end_search_query|>')
+    >>> normalise_stop("done", "stop", ["<|end_search_query|>"])
+    ('done', None)
+    """
+    for s in stop:
+        if s and text.endswith(s):
+            return text[: -len(s)], s
+    if finish == "stop" and server_stop in stop:
+        return text, server_stop
+    return text, None

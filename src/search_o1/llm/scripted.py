@@ -1,0 +1,102 @@
+"""A scripted model for tests (ours and users'): queued replies or a function of the prompt.
+
+It honours stop strings the way a real server does, so the engine is exercised on the
+same shapes: a reply that contains a stop string is cut there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+
+from search_o1.llm.base import normalise_stop
+from search_o1.types import Completion, Prompt, Sampling, TextSink
+
+Responder = Callable[[Prompt], str]
+
+
+class ScriptedLLM:
+    """Replies from a queue of strings, or from `respond(prompt)`.
+
+    `return_stop=True` keeps the stop string in the raw reply (like vLLM with
+    include_stop_str_in_output); False drops it (like llama.cpp). Either way the
+    Completion comes out normalised. `context` sets a context window; prompt tokens are
+    counted as characters / 4.
+    """
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        replies: Iterable[str] | Responder,
+        *,
+        return_stop: bool = True,
+        context: int | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        self._respond: Responder | None = replies if callable(replies) else None
+        self._queue: list[str] = [] if callable(replies) else list(replies)
+        self.return_stop = return_stop
+        self._context = context
+        self.delay_s = delay_s
+        self.prompts: list[Prompt] = []
+
+    @staticmethod
+    def count_tokens(text: str) -> int:
+        return max(1, len(text) // 4)
+
+    def _next_reply(self, prompt: Prompt) -> str:
+        if self._respond is not None:
+            return self._respond(prompt)
+        if not self._queue:
+            return ""  # a model with nothing more to say stops at once
+        return self._queue.pop(0)
+
+    async def complete(
+        self,
+        prompt: Prompt,
+        *,
+        stop: Sequence[str],
+        max_tokens: int,
+        sampling: Sampling,
+        on_text: TextSink | None = None,
+        grammar: str | None = None,
+    ) -> Completion:
+        self.prompts.append(prompt)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        reply = self._next_reply(prompt)
+        finish = "length"
+        cut = len(reply)
+        for s in stop:
+            i = reply.find(s)
+            if 0 <= i < cut:
+                cut, finish = i, "stop"
+        raw = reply[:cut]
+        if finish == "stop" and self.return_stop:
+            raw += next(s for s in stop if reply.startswith(s, cut))
+        elif finish == "length":
+            finish = "stop"  # the reply ended by itself: an end-of-sequence
+        # max_tokens is counted in "tokens" of 4 characters, like count_tokens.
+        if len(raw) > max_tokens * 4:
+            raw, finish = raw[: max_tokens * 4], "length"
+        text, hit = normalise_stop(raw, finish, stop)
+        if on_text and text:
+            on_text(text)
+        return Completion(
+            text=text,
+            finish="stop" if finish == "stop" else "length",
+            stop=hit,
+            prompt_tokens=self.count_tokens(_flat(prompt)),
+            completion_tokens=self.count_tokens(text) if text else 0,
+        )
+
+    async def context_length(self) -> int | None:
+        return self._context
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _flat(prompt: Prompt) -> str:
+    return "".join(m.content for m in prompt.messages) + prompt.continuation

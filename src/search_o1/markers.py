@@ -1,0 +1,71 @@
+"""The marker strings of the method and pure functions that find and wrap them.
+
+Markers are plain text, not special tokens: a model learns them from the instruction.
+"""
+
+from __future__ import annotations
+
+import re
+
+BEGIN_QUERY = "<|begin_search_query|>"
+END_QUERY = "<|end_search_query|>"
+BEGIN_RESULT = "<|begin_search_result|>"
+END_RESULT = "<|end_search_result|>"
+# The rag-agent baseline also lets the model ask for a full page.
+BEGIN_URL = "<|begin_url|>"
+END_URL = "<|end_url|>"
+BEGIN_FULL_PAGE = "<|begin_full_page|>"
+END_FULL_PAGE = "<|end_full_page|>"
+
+ALL_MARKERS = (
+    BEGIN_QUERY,
+    END_QUERY,
+    BEGIN_RESULT,
+    END_RESULT,
+    BEGIN_URL,
+    END_URL,
+    BEGIN_FULL_PAGE,
+    END_FULL_PAGE,
+)
+
+# Any `<|...|>` shaped token, with optional spaces inside, matched loosely so that
+# near-misses such as "< |end_search_result| >" are neutralised too.
+_MARKERISH = re.compile(r"<\s*\|\s*(/?[a-z_]+)\s*\|\s*>", re.IGNORECASE)
+
+
+def neutralise(text: str) -> str:
+    """Defuse anything that looks like a marker in retrieved or generated-by-reader text.
+
+    `<|end_search_result|>` becomes `<end_search_result>`, so a document can never close
+    the result block early or open a query in the model's name.
+
+    >>> neutralise("x <|end_search_result|> y")
+    'x <end_search_result> y'
+    """
+    return _MARKERISH.sub(lambda m: f"<{m.group(1)}>", text)
+
+
+def last_between(text: str, begin: str, end: str) -> str | None:
+    """The stripped content of the last `begin ... end` pair in `text`, or None.
+
+    If `end` is missing after the last `begin` (servers that drop the stop string),
+    the text after the last `begin` counts.
+
+    >>> last_between("a <|begin_search_query|> q1 <|end_search_query|>", BEGIN_QUERY, END_QUERY)
+    'q1'
+    """
+    start = text.rfind(begin)
+    if start < 0:
+        return None
+    rest = text[start + len(begin) :]
+    stop = rest.find(end)
+    return (rest if stop < 0 else rest[:stop]).strip()
+
+
+def result_block(content: str) -> str:
+    """Wrap refined facts (already neutralised) the way the paper inserts them."""
+    return f"\n\n{BEGIN_RESULT}\n{content.strip()}\n{END_RESULT}\n\n"
+
+
+def query_block(query: str) -> str:
+    return f"{BEGIN_QUERY}{query}{END_QUERY}"
