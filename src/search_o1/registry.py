@@ -18,6 +18,13 @@ from search_o1.errors import ConfigError
 SEARCH_BACKENDS: dict[str, str] = {
     "bm25": "search_o1.corpus.bm25:BM25Search.from_settings",
     "memory": "search_o1.search.memory:MemorySearch",
+    "serper": "search_o1.search.serper:SerperSearch.from_settings",
+    "brave": "search_o1.search.brave:BraveSearch.from_settings",
+    "tavily": "search_o1.search.tavily:TavilySearch.from_settings",
+    "bing": "search_o1.search.bing:BingSearch.from_settings",
+    "searxng": "search_o1.search.searxng:SearxngSearch.from_settings",
+    "duckduckgo": "search_o1.search.duckduckgo:DuckDuckGoSearch.from_settings",
+    "retriever": "search_o1.search.retriever:RetrieverSearch.from_settings",
 }
 LLM_BACKENDS: dict[str, str] = {
     "openai": "search_o1.llm.openai:OpenAILLM.from_settings",

@@ -73,14 +73,15 @@ class ScriptedLLM:
             if 0 <= i < cut:
                 cut, finish = i, "stop"
         raw = reply[:cut]
-        if finish == "stop" and self.return_stop:
-            raw += next(s for s in stop if reply.startswith(s, cut))
+        matched = next((s for s in stop if reply.startswith(s, cut)), None)
+        if matched and self.return_stop:
+            raw += matched
         elif finish == "length":
             finish = "stop"  # the reply ended by itself: an end-of-sequence
         # max_tokens is counted in "tokens" of 4 characters, like count_tokens.
         if len(raw) > max_tokens * 4:
             raw, finish = raw[: max_tokens * 4], "length"
-        text, hit = normalise_stop(raw, finish, stop)
+        text, hit = normalise_stop(raw, finish, stop, server_stop=matched)
         if on_text and text:
             on_text(text)
         return Completion(

@@ -1,0 +1,337 @@
+"""A persistent, content-addressed store of search results and page texts (SQLite, WAL).
+
+Modes:
+- `record` (default): look up first; on a miss the caller does the work and stores it.
+- `replay`: read only; a miss raises ReplayMissError naming the query or URL, so a
+  recorded evaluation re-runs offline and identically (or fails loudly).
+- `off`: no cache at all (`open_cache` returns None).
+
+Keys are sha256 digests of the kind plus the canonical JSON of everything that changes
+the answer (backend, endpoint, top-k, market, query; or url and extractor version),
+never secrets. The inputs are kept beside the value (`meta`), so an imported file is
+checked against its keys and `stats` can say what is inside.
+
+Each entry is committed the moment it is stored (autocommit + WAL), so a process killed
+midway keeps everything it recorded. Only successes are ever stored: callers never pass
+errors or failed fetches here.
+
+Sharing: `open_cache(settings)` returns one Cache per (path, mode) in a process, so the
+search wrapper and the document reader write into the same store under the same
+`run_id`. Every entry a record run reads or writes is logged under its run id, which is
+what `export --run RUN_ID` exports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from search_o1.errors import ConfigError, InputFileError, ReplayMissError
+
+if TYPE_CHECKING:
+    from search_o1.config import Settings
+
+__all__ = ["Cache", "CacheMode", "CacheStats", "close_caches", "open_cache"]
+
+CacheMode = Literal["record", "replay", "off"]
+Kind = Literal["search", "page"]
+EXPORT_FORMAT = "search-o1-cache"
+EXPORT_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key     TEXT PRIMARY KEY,
+    kind    TEXT NOT NULL,
+    label   TEXT NOT NULL,
+    meta    TEXT NOT NULL,
+    value   BLOB NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run     TEXT PRIMARY KEY,
+    started REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS uses (
+    run TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (run, key)
+) WITHOUT ROWID;
+"""
+
+
+def make_key(kind: str, meta: Mapping[str, Any]) -> str:
+    """The content address of an entry: sha256 of kind + canonical JSON of its inputs."""
+    blob = json.dumps([kind, meta], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _pack(value: Any) -> bytes:
+    # Pages are large, repetitive text: zlib keeps the store 3-5x smaller for ~10 µs.
+    return zlib.compress(json.dumps(value, ensure_ascii=False).encode(), 6)
+
+
+def _unpack(blob: bytes) -> Any:
+    return json.loads(zlib.decompress(blob))
+
+
+def _new_run_id() -> str:
+    # Sortable by time, unique across processes started in the same second.
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    path: str
+    entries: dict[str, int]
+    bytes: int
+    runs: list[tuple[str, int]]  # (run id, entries it used), oldest first
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "entries": self.entries,
+            "bytes": self.bytes,
+            "runs": [{"run": r, "entries": n} for r, n in self.runs],
+        }
+
+
+class Cache:
+    """One SQLite file. Thread-safe (one connection behind a lock); calls take microseconds,
+    so async callers use it directly without a thread hop."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: CacheMode = "record",
+        *,
+        run_id: str | None = None,
+        ttl_s: float | None = None,
+    ) -> None:
+        if mode not in ("record", "replay"):
+            raise ConfigError(f"cache mode {mode!r} opens no store; use record or replay")
+        self.path = Path(path)
+        self.mode: CacheMode = mode
+        self.ttl_s = ttl_s
+        self.run_id = run_id or _new_run_id()
+        self._lock = threading.Lock()
+        self._db = self._connect()
+        self._run_logged = False
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.mode == "replay":
+            if not self.path.exists():
+                raise ConfigError(f"cache replay: no cache file at {self.path}")
+            # Read-only: replay must never change the recorded store.
+            uri = self.path.resolve().as_uri() + "?mode=ro"
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode survives a process crash (only an OS crash can lose the
+            # last commits), at a fraction of FULL's fsync cost.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        db.execute("PRAGMA busy_timeout=10000")  # other processes may be writing
+        return db
+
+    # ---- lookups and stores -------------------------------------------------------
+
+    def get(self, kind: Kind, meta: Mapping[str, Any], label: str) -> Any | None:
+        """The stored value, or None on a miss (record mode).
+
+        In replay mode a miss raises ReplayMissError naming `label` (the query or URL).
+        """
+        key = make_key(kind, meta)
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value, created FROM entries WHERE key = ?", (key,)
+            ).fetchone()
+            if row is not None and self._fresh(row[1]):
+                self._log_use(key)
+                return _unpack(row[0])
+        if self.mode == "replay":
+            raise ReplayMissError(f"cache replay: no recorded {kind} for {label!r} in {self.path}")
+        return None
+
+    def put(self, kind: Kind, meta: Mapping[str, Any], label: str, value: Any) -> None:
+        """Store a successful result; committed before this returns. No-op in replay."""
+        if self.mode != "record":
+            return
+        key = make_key(kind, meta)
+        meta_json = json.dumps(meta, sort_keys=True, ensure_ascii=False)
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)",
+                (key, kind, label, meta_json, _pack(value), time.time()),
+            )
+            self._log_use(key)
+
+    def _fresh(self, created: float) -> bool:
+        # Replay ignores the TTL: a recording must replay whatever its age.
+        return self.ttl_s is None or self.mode == "replay" or time.time() - created < self.ttl_s
+
+    def _log_use(self, key: str) -> None:
+        if self.mode != "record":
+            return
+        if not self._run_logged:
+            self._db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?)", (self.run_id, time.time()))
+            self._run_logged = True
+        self._db.execute("INSERT OR IGNORE INTO uses VALUES (?, ?)", (self.run_id, key))
+
+    # ---- inspection, export, import -----------------------------------------------
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            kinds = dict(self._db.execute("SELECT kind, COUNT(*) FROM entries GROUP BY kind"))
+            size = self._db.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM entries")
+            total = int(size.fetchone()[0])
+            runs = self._db.execute(
+                "SELECT r.run, COUNT(u.key) FROM runs r LEFT JOIN uses u ON u.run = r.run "
+                "GROUP BY r.run ORDER BY r.started"
+            ).fetchall()
+        return CacheStats(str(self.path), kinds, total, [(r, int(n)) for r, n in runs])
+
+    def last_run(self) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT run FROM runs ORDER BY started DESC LIMIT 1")
+            found = row.fetchone()
+        return str(found[0]) if found else None
+
+    def _rows(self, run: str | None) -> Iterator[tuple[str, str, str, str, bytes, float]]:
+        if run is None:
+            sql, args = "SELECT * FROM entries ORDER BY created", ()
+        else:
+            sql = (
+                "SELECT e.* FROM entries e JOIN uses u ON u.key = e.key "
+                "WHERE u.run = ? ORDER BY e.created"
+            )
+            args = (run,)
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        yield from rows
+
+    def export(self, dest: str | os.PathLike[str], *, run: str | None = None) -> int:
+        """Write the entries (all, or those run `run` used) to a JSONL file; returns count."""
+        if run is not None and run not in {r for r, _ in self.stats().runs}:
+            raise ConfigError(f"cache export: no run {run!r} in {self.path}")
+        count = 0
+        tmp = Path(str(dest) + ".part")
+        with tmp.open("w", encoding="utf-8") as f:
+            header = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "run": run}
+            f.write(json.dumps(header) + "\n")
+            for key, kind, label, meta, value, created in self._rows(run):
+                entry = {
+                    "key": key,
+                    "kind": kind,
+                    "label": label,
+                    "meta": json.loads(meta),
+                    "created": created,
+                    "value": _unpack(value),
+                }
+                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                count += 1
+        tmp.replace(dest)  # never leave a half-written export under the real name
+        return count
+
+    def import_file(self, src: str | os.PathLike[str]) -> int:
+        """Add the entries of an exported file (keys verified); returns how many."""
+        if self.mode != "record":
+            raise ConfigError("cache import needs a writable cache (mode record)")
+        entries = list(_read_export(Path(src)))
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for e in entries:
+                    meta_json = json.dumps(e["meta"], sort_keys=True, ensure_ascii=False)
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)",
+                        (
+                            e["key"],
+                            e["kind"],
+                            e["label"],
+                            meta_json,
+                            _pack(e["value"]),
+                            float(e["created"]),
+                        ),
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return len(entries)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _read_export(path: Path) -> Iterator[dict[str, Any]]:
+    """Parse and check an export file fully before anything is written."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputFileError(str(path), "file not found") from None
+    except UnicodeDecodeError:
+        raise InputFileError(str(path), "not UTF-8 text") from None
+    if not lines:
+        raise InputFileError(str(path), "empty file")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
+        raise InputFileError(str(path), "not a search-o1 cache export", line=1)
+    for n, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            e = json.loads(line)
+            ok = e["kind"] in ("search", "page") and make_key(e["kind"], e["meta"]) == e["key"]
+            _ = e["label"], e["value"], float(e["created"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            raise InputFileError(str(path), "malformed entry", line=n) from None
+        if not ok:
+            raise InputFileError(str(path), "entry key does not match its contents", line=n)
+        yield e
+
+
+# ---- one shared Cache per process --------------------------------------------------
+
+_OPEN: dict[tuple[str, str], Cache] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_cache(settings: Settings) -> Cache | None:
+    """The process-wide Cache for `settings.cache_path` and mode; None when mode is off.
+
+    Memoised by (resolved path, mode): build_search and build_documents both call this
+    and get the same object, hence the same run id.
+    """
+    if settings.cache == "off":
+        return None
+    path = Path(settings.cache_path).expanduser()
+    key = (str(path.resolve()), settings.cache)
+    with _OPEN_LOCK:
+        cache = _OPEN.get(key)
+        if cache is None:
+            cache = _OPEN[key] = Cache(path, settings.cache)
+        return cache
+
+
+def close_caches() -> None:
+    """Close every cache `open_cache` opened (end of a CLI command, or a test)."""
+    with _OPEN_LOCK:
+        for cache in _OPEN.values():
+            cache.close()
+        _OPEN.clear()

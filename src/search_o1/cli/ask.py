@@ -1,0 +1,158 @@
+"""`search-o1 ask "QUESTION"`: one question, reasoning streamed live, or one JSON object."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from search_o1.cli.options import backend_options, settings_from_flags
+from search_o1.config import Settings
+from search_o1.engine import METHODS
+from search_o1.errors import BackendError
+from search_o1.pipeline import open_pipeline
+from search_o1.types import (
+    Event,
+    Finished,
+    FinishReason,
+    SearchFinished,
+    SearchStarted,
+    TextDelta,
+    Trace,
+    to_jsonable,
+)
+
+DEMO_QUESTION_HINT = "embedded SmolLM2-135M + offline Wikipedia summaries"
+
+
+@click.command("ask")
+@click.argument("question")
+@backend_options
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default="search-o1",
+    show_default=True,
+    help="search-o1, or one of the paper's baselines.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object, nothing else.")
+@click.option("--trace-out", type=click.Path(path_type=Path), help="Write the full trace here.")
+@click.option("--demo", is_flag=True, help=f"Use the demo setup ({DEMO_QUESTION_HINT}).")
+def command(
+    question: str,
+    method: str,
+    as_json: bool,
+    trace_out: Path | None,
+    demo: bool,
+    config_file: Path | None,
+    **flags: Any,
+) -> None:
+    """Answer QUESTION, searching in the middle of reasoning."""
+    if demo:
+        from search_o1.corpus.demo import demo_corpus_path
+
+        flags["corpus"] = flags.get("corpus") or str(demo_corpus_path())
+        flags["backend"] = flags.get("backend") or "embedded"
+    settings = settings_from_flags(config_file, flags)
+    view = None if as_json else LiveView(Console(highlight=False))
+    start = time.perf_counter()
+    trace = asyncio.run(_run(settings, question, method, view))
+    wall = time.perf_counter() - start
+    if trace.finish_reason is FinishReason.ERROR:
+        # Nothing half-written: a failed run prints one line and writes no files.
+        raise BackendError(settings.llm_backend, trace.error or "failed")
+    if trace_out is not None:
+        _write_atomic(trace_out, json.dumps(trace.to_dict(), ensure_ascii=False, indent=1))
+    if as_json:
+        click.echo(json.dumps(ask_json(trace, wall), ensure_ascii=False))
+    elif view is not None:
+        view.summary(trace, wall)
+
+
+async def _run(settings: Settings, question: str, method: str, view: LiveView | None) -> Trace:
+    async with open_pipeline(settings, search=method != "direct") as engine:
+        return await engine.run(question, method=method, on_event=view.on_event if view else None)
+
+
+def ask_json(trace: Trace, wall_s: float) -> dict[str, Any]:
+    """The `--json` object: answer, finish reason, the searches actually run, usage, trace."""
+    searches = [
+        {
+            "query": s.query,
+            "hits": [{"id": h.id, "title": h.title, "url": h.url} for h in s.hits],
+            "documents": [{"id": d.hit.id, "status": d.status} for d in s.documents],
+        }
+        for s in trace.searches
+        if s.outcome in ("searched", "failed")
+    ]
+    return {
+        "answer": trace.answer,
+        "finish_reason": trace.finish_reason.value if trace.finish_reason else None,
+        "searches": searches,
+        "usage": {
+            "prompt_tokens": trace.usage.prompt_tokens,
+            "completion_tokens": trace.usage.completion_tokens,
+            "reader_prompt_tokens": trace.reader_usage.prompt_tokens,
+            "reader_completion_tokens": trace.reader_usage.completion_tokens,
+        },
+        "wall_s": round(wall_s, 3),
+        "trace": to_jsonable(trace),
+    }
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+class LiveView:
+    """Streams the reasoning and shows each search as it happens."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self.console.print(escape(event.text), end="", style="dim", soft_wrap=True)
+        elif isinstance(event, SearchStarted):
+            self.console.print(f"\n[bold cyan]search:[/] {escape(event.query)}")
+        elif isinstance(event, SearchFinished):
+            self._search(event)
+        elif isinstance(event, Finished):
+            self.console.print()
+
+    def _search(self, event: SearchFinished) -> None:
+        record = event.record
+        if record.outcome != "searched":
+            self.console.print(
+                f"[yellow]  ({record.outcome}{': ' + record.error if record.error else ''})[/]"
+            )
+            return
+        for hit in record.hits[:5]:
+            where = f" <{hit.url}>" if hit.url else ""
+            self.console.print(f"  [green]•[/] {escape(hit.title)}{escape(where)}")
+        if len(record.hits) > 5:
+            self.console.print(f"  … {len(record.hits) - 5} more")
+        if record.reader is not None:
+            self.console.print(f"[bold magenta]  facts:[/] {escape(record.reader.refined[:400])}")
+
+    def summary(self, trace: Trace, wall_s: float) -> None:
+        c = self.console
+        c.rule()
+        c.print(f"[bold]answer:[/] {escape(trace.answer or '(none)')}")
+        reason = trace.finish_reason.value if trace.finish_reason else "?"
+        c.print(
+            f"finish: {reason} · searches: {len(trace.searches)} · "
+            f"tokens: {trace.usage.completion_tokens} generated, "
+            f"{trace.reader_usage.completion_tokens} by the reader · {wall_s:.1f}s"
+        )
+        sys.stdout.flush()

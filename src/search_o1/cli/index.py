@@ -1,0 +1,110 @@
+"""`search-o1 index`: build, inspect and try local BM25 indexes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from search_o1.corpus.bm25 import BM25Search, read_manifest
+from search_o1.corpus.load import iter_passages
+from search_o1.corpus.passage import Passage
+from search_o1.corpus.store import is_index_dir, source_key
+from search_o1.errors import ConfigError, InputFileError
+
+_err = Console(stderr=True)
+_PROGRESS_EVERY = 500
+
+
+@click.group("index")
+def command() -> None:
+    """Build and inspect local search indexes (BM25)."""
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse to overwrite anything but an earlier index, and that only with --force."""
+    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+        return
+    if not is_index_dir(out):
+        raise ConfigError(f"{out} exists and is not an index; choose another --out")
+    if not force:
+        raise ConfigError(f"{out} already holds an index; pass --force to replace it")
+
+
+def _counted(passages: Iterator[Passage], progress: Progress) -> Iterator[Passage]:
+    task = progress.add_task("reading passages", total=None)
+    for n, passage in enumerate(passages, start=1):
+        if n % _PROGRESS_EVERY == 0:
+            progress.update(task, completed=n, description=f"reading passages: {n:,}")
+        yield passage
+
+
+def _read_with_progress(src: Path) -> list[Passage]:
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=_err, transient=True, disable=not _err.is_terminal) as p:
+        passages = list(_counted(iter_passages(src), p))
+        p.add_task(f"indexing {len(passages):,} passages", total=None)
+        if not passages:
+            raise InputFileError(str(src), "no passages found (empty corpus)")
+        return passages
+
+
+@command.command("build")
+@click.argument("src", type=click.Path(path_type=Path))
+@click.option("--out", "-o", required=True, type=click.Path(path_type=Path), help="Index folder.")
+@click.option("--force", is_flag=True, help="Replace an existing index at --out.")
+def build(src: Path, out: Path, force: bool) -> None:
+    """Index SRC (a JSONL file or a folder of .txt/.md/.html/.pdf) into the folder --out."""
+    if not src.exists():
+        raise InputFileError(str(src), "no such file or folder")
+    _check_out(out, force)
+    started = time.perf_counter()
+    passages = _read_with_progress(src)
+    read_s = time.perf_counter() - started
+    index = BM25Search.build(passages, source=str(src.resolve()), content_hash=source_key(src))
+    index.save(out, replace=force)
+    total = time.perf_counter() - started
+    click.echo(
+        f"indexed {len(index):,} passages from {src} in {total:.1f} s "
+        f"(read {read_s:.1f} s, index {total - read_s:.1f} s) -> {out}"
+    )
+
+
+def _size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+@command.command("info")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+def info(directory: Path, as_json: bool) -> None:
+    """Describe the index in DIRECTORY."""
+    manifest = read_manifest(directory)
+    if as_json:
+        click.echo(json.dumps(manifest, indent=2))
+        return
+    for key in ("source", "count", "content_hash", "created", "build_seconds", "bm25s"):
+        click.echo(f"{key:>13}: {manifest.get(key)}")
+    click.echo(f"{'size':>13}: {_size(directory) / 1e6:.1f} MB")
+
+
+@command.command("search")
+@click.argument("corpus")
+@click.argument("query")
+@click.option("-k", "--top-k", "k", default=5, show_default=True, type=click.IntRange(1, 100))
+def search(corpus: str, query: str, k: int) -> None:
+    """Try QUERY against CORPUS (an index folder, JSONL file, document folder or 'demo')."""
+    index = BM25Search.open(corpus)
+    started = time.perf_counter()
+    hits = asyncio.run(index.search(query, k=k))
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    for rank, hit in enumerate(hits, start=1):
+        snippet = hit.text[:160].replace("\n", " ")
+        click.echo(f"{rank:>2}. [{hit.score:.2f}] {hit.title} ({hit.id})\n    {snippet}")
+    click.echo(f"{len(hits)} hits in {elapsed_ms:.1f} ms")

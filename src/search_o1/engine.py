@@ -1,0 +1,435 @@
+"""THE loop for one question: generate -> query? -> search -> read -> insert -> continue.
+
+One `Engine` serves many questions concurrently; all per-question state lives in a
+`_Chain`. The four methods of the paper share this loop:
+
+- search-o1: queries are answered with Reason-in-Documents output;
+- rag-agent: queries get raw results (title, URL, snippet) and the model may ask for a
+  page between the URL markers;
+- rag: documents for the question are pasted before it once, then it reasons alone;
+- direct: no retrieval at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from search_o1 import markers as mk
+from search_o1.answer import extract_answer
+from search_o1.config import Settings, TaskKind
+from search_o1.errors import BackendError, ConfigError, ContextOverflowError
+from search_o1.llm.base import LLM
+from search_o1.prompts import (
+    rag_agent_instruction,
+    rag_prompt,
+    search_o1_instruction,
+    task_prompt,
+)
+from search_o1.reader import Reader, format_documents
+from search_o1.search.base import DocumentReader, Search
+from search_o1.types import (
+    Completion,
+    Document,
+    EventSink,
+    Finished,
+    FinishReason,
+    Hit,
+    Message,
+    Prompt,
+    SearchFinished,
+    SearchRecord,
+    SearchStarted,
+    Step,
+    TextDelta,
+    Trace,
+    Usage,
+)
+from search_o1.window import cut_document
+
+Method = Literal["direct", "rag", "rag-agent", "search-o1"]
+METHODS: tuple[str, ...] = get_args(Method)
+_Mode = Literal["raw", "documents", "reader"]
+MAX_URL_FETCHES = 5
+# Characters per token when we must guess (before the server has reported usage).
+_CHARS_PER_TOKEN = 3.0
+_UNKNOWN = object()
+_FORCED_QUERY_GRAMMAR = "root ::= [^\\n<>|]{3,120}"
+
+
+@dataclass
+class _Chain:
+    """Everything one question's run owns while it runs."""
+
+    trace: Trace
+    prompt: Prompt
+    task: str
+    method: str
+    on_event: EventSink | None
+    searches: int = 0
+    url_fetches: int = 0
+    results: dict[str, str] = field(default_factory=dict)  # query -> inserted block
+    seen_hits: dict[str, Hit] = field(default_factory=dict)  # url or id -> hit (rag-agent)
+    known_tokens: int = 0  # tokens of the prompt as of the last server report
+    unreported_chars: int = 0  # text appended since then
+    capped_by_context: bool = False  # the last call's max_tokens was cut to fit the window
+
+    def emit(self, event: TextDelta | SearchStarted | SearchFinished | Finished) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def append(self, text: str, *, generated: bool = False) -> None:
+        self.prompt = self.prompt.extend(text)
+        self.unreported_chars += len(text)
+        if not generated and text:
+            self.emit(TextDelta(text))
+
+    def tokens_estimate(self) -> int:
+        return self.known_tokens + int(self.unreported_chars / _CHARS_PER_TOKEN) + 1
+
+
+class Engine:
+    """Runs questions through one model, one search backend and a reader."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        search: Search | None,
+        *,
+        settings: Settings,
+        reader_llm: LLM | None = None,
+        documents: DocumentReader | None = None,
+    ) -> None:
+        self.llm = llm
+        self.search = search
+        self.settings = settings
+        self.reader = Reader(
+            reader_llm or llm, sampling=settings.sampling, max_tokens=settings.reader_max_tokens
+        )
+        self.documents = documents or LocalDocuments(settings.max_doc_chars)
+        self._context: int | object | None = _UNKNOWN
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(
+        self,
+        question: str,
+        *,
+        task: TaskKind | None = None,
+        method: str = "search-o1",
+        on_event: EventSink | None = None,
+    ) -> Trace:
+        """Answer one question; never raises for backend failures (they end the trace)."""
+        task = task or self.settings.task
+        _validate(question, task, method)
+        start = time.perf_counter()
+        chain = _Chain(Trace(question, method), Prompt(()), task, method, on_event)
+        try:
+            chain.prompt = await self._opening(question, chain)
+            chain.unreported_chars = sum(len(m.content) for m in chain.prompt.messages)
+            await self._loop(chain)
+        except ContextOverflowError as e:
+            self._finish(chain, FinishReason.CONTEXT_OVERFLOW, error=str(e))
+        except BackendError as e:
+            self._finish(chain, FinishReason.ERROR, error=str(e))
+        chain.trace.latency_s = time.perf_counter() - start
+        chain.trace.prompt = chain.prompt
+        chain.emit(Finished(chain.trace))
+        return chain.trace
+
+    async def _loop(self, chain: _Chain) -> None:
+        if self._force_search(chain):
+            await self._forced_query(chain)
+        for turn in range(len(chain.trace.steps), self.settings.max_turns):
+            budget = await self._token_budget(chain)
+            if budget is None:
+                return
+            completion = await self._generate(chain, budget)
+            chain.append(completion.text, generated=True)
+            record = await self._handle_stop(chain, completion)
+            chain.trace.steps.append(Step(turn, completion.text, completion, record))
+            if record is None:
+                self._finish_generation(chain, completion)
+                return
+        self._finish(chain, FinishReason.MAX_TURNS)
+
+    async def _generate(self, chain: _Chain, max_tokens: int) -> Completion:
+        completion = await self.llm.complete(
+            chain.prompt,
+            stop=self._stops(chain.method),
+            max_tokens=max_tokens,
+            sampling=self.settings.sampling,
+            on_text=lambda text: chain.emit(TextDelta(text)),
+        )
+        chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
+        if completion.prompt_tokens:
+            chain.known_tokens = completion.prompt_tokens + completion.completion_tokens
+            chain.unreported_chars = 0
+        return completion
+
+    async def _handle_stop(self, chain: _Chain, completion: Completion) -> SearchRecord | None:
+        """Act on the stop string that ended a generation; None means the chain is done."""
+        if _open_marker(completion, mk.BEGIN_QUERY, mk.END_QUERY):
+            completion = dataclasses.replace(completion, stop=mk.END_QUERY)
+        if completion.stop == mk.END_QUERY:
+            chain.append(mk.END_QUERY)
+            query = mk.last_between(completion.text, mk.BEGIN_QUERY, mk.END_QUERY) or ""
+            return await self._answer_query(chain, query)
+        if completion.stop == mk.END_URL:
+            chain.append(mk.END_URL)
+            url = mk.last_between(completion.text, mk.BEGIN_URL, mk.END_URL) or ""
+            return await self._read_url(chain, url)
+        return None
+
+    # ------------------------------------------------------------------ finishing
+
+    async def _token_budget(self, chain: _Chain) -> int | None:
+        """Tokens the next call may generate; None (and the chain finished) if none."""
+        budget = self.settings.max_tokens - chain.trace.usage.completion_tokens
+        if budget <= 0:
+            self._finish(chain, FinishReason.MAX_TOKENS)
+            return None
+        context = await self._context_length()
+        chain.capped_by_context = False
+        if context is not None:
+            room = context - chain.tokens_estimate()
+            if room <= 0:
+                self._finish(chain, FinishReason.CONTEXT_OVERFLOW)
+                return None
+            chain.capped_by_context = room < budget
+            budget = min(budget, room)
+        return budget
+
+    async def _context_length(self) -> int | None:
+        if self._context is _UNKNOWN:
+            self._context = self.settings.context_length or await self.llm.context_length()
+        return self._context  # type: ignore[return-value]
+
+    def _finish_generation(self, chain: _Chain, completion: Completion) -> None:
+        if completion.finish != "length":
+            reason = FinishReason.ANSWERED
+        elif chain.capped_by_context:
+            reason = FinishReason.CONTEXT_OVERFLOW  # cut by the window, not by the budget
+        else:
+            reason = FinishReason.MAX_TOKENS
+        self._finish(chain, reason)
+
+    def _finish(self, chain: _Chain, reason: FinishReason, *, error: str | None = None) -> None:
+        trace = chain.trace
+        trace.answer = extract_answer(chain.prompt.continuation, chain.task)
+        if reason is FinishReason.ANSWERED and trace.answer is None:
+            reason = FinishReason.NO_ANSWER
+        trace.finish_reason = reason
+        trace.error = error
+
+    # ------------------------------------------------------------------ opening
+
+    async def _opening(self, question: str, chain: _Chain) -> Prompt:
+        """The instruction message for the method."""
+        s = self.settings
+        question_part = task_prompt(chain.task, question)
+        if chain.method == "search-o1":
+            text = search_o1_instruction(chain.task, s.max_searches) + question_part
+        elif chain.method == "rag-agent":
+            text = rag_agent_instruction(chain.task, s.max_searches, MAX_URL_FETCHES)
+            text += question_part
+        elif chain.method == "rag":
+            text = rag_prompt(await self._rag_documents(chain, question)) + question_part
+        else:
+            text = question_part
+        return Prompt((Message("user", text),))
+
+    async def _rag_documents(self, chain: _Chain, question: str) -> str:
+        record = await self._search(chain, question, mode="documents")
+        chain.trace.steps.append(Step(0, "", Completion("", "stop"), record))
+        return format_documents(record.documents) if record.documents else "(none found)"
+
+    def _force_search(self, chain: _Chain) -> bool:
+        forced = self.settings.force_search
+        if forced is None:
+            forced = self.settings.llm_backend == "embedded"
+        return forced and chain.method in ("search-o1", "rag-agent")
+
+    async def _forced_query(self, chain: _Chain) -> None:
+        """Open the chain with a one-line query (for models too small to write one)."""
+        chain.append(mk.BEGIN_QUERY)
+        completion = await self.llm.complete(
+            chain.prompt,
+            stop=[mk.END_QUERY, "\n"],
+            max_tokens=48,
+            sampling=self.settings.sampling,
+            on_text=lambda text: chain.emit(TextDelta(text)),
+            grammar=_FORCED_QUERY_GRAMMAR,
+        )
+        chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
+        # A blank forced query falls back to the question itself.
+        query = " ".join(completion.text.split()) or " ".join(chain.trace.question.split())
+        chain.append(query, generated=bool(completion.text.strip()))
+        chain.append(mk.END_QUERY)
+        record = await self._answer_query(chain, query)
+        text = mk.BEGIN_QUERY + query + mk.END_QUERY
+        chain.trace.steps.append(Step(0, text, completion, record))
+
+    # ------------------------------------------------------------------ queries
+
+    async def _answer_query(self, chain: _Chain, query: str) -> SearchRecord:
+        chain.emit(SearchStarted(query))
+        if not query:
+            record = SearchRecord(
+                query,
+                "empty",
+                inserted=mk.result_block(
+                    "The search query was empty. Write the query between the query markers, "
+                    "or continue without searching."
+                ),
+            )
+        elif query in chain.results:
+            record = SearchRecord(query, "repeated", inserted=chain.results[query])
+        elif chain.searches >= self.settings.max_searches:
+            record = SearchRecord(
+                query,
+                "limit",
+                inserted=mk.result_block(
+                    "The search limit has been reached. You may not search any more; "
+                    "continue with what you know."
+                ),
+            )
+        else:
+            chain.searches += 1
+            mode: _Mode = "reader" if self.settings.reader else "documents"
+            if chain.method == "rag-agent":
+                mode = "raw"  # the baseline sees raw results, never the reader's
+            record = await self._search(chain, query, mode=mode)
+            if record.outcome == "searched":
+                chain.results[query] = record.inserted
+        chain.append(record.inserted)
+        chain.emit(SearchFinished(record))
+        return record
+
+    async def _search(self, chain: _Chain, query: str, *, mode: _Mode) -> SearchRecord:
+        """Search; then "raw": list the hits; "documents": read them; "reader": also refine."""
+        start = time.perf_counter()
+        if self.search is None:
+            raise ConfigError("this method needs a search backend, and none is configured")
+        try:
+            hits = await self.search.search(query, k=self.settings.top_k)
+            if mode == "raw":
+                chain.seen_hits.update({h.url or h.id: h for h in hits})
+                return SearchRecord(
+                    query,
+                    "searched",
+                    hits=tuple(hits),
+                    inserted=mk.result_block(_format_hits(hits)),
+                    latency_s=time.perf_counter() - start,
+                )
+            documents = tuple(await self.documents.read(query, hits))
+        except BackendError as e:
+            note = f"The search failed ({e}). Continue without it or try another query."
+            return SearchRecord(
+                query,
+                "failed",
+                error=str(e),
+                inserted=mk.result_block(mk.neutralise(note)),
+                latency_s=time.perf_counter() - start,
+            )
+        if mode == "documents":
+            inserted, reader = format_documents(documents), None
+        else:
+            reader = await self.reader.refine(chain.prompt.continuation, query, documents)
+            chain.trace.reader_usage += reader.usage
+            inserted = reader.refined
+        return SearchRecord(
+            query,
+            "searched",
+            hits=tuple(hits),
+            documents=documents,
+            reader=reader,
+            inserted=mk.result_block(inserted),
+            latency_s=time.perf_counter() - start,
+        )
+
+    async def _read_url(self, chain: _Chain, url: str) -> SearchRecord:
+        """rag-agent: the model asked for a page it saw in an earlier result."""
+        chain.emit(SearchStarted(url))
+        hit = chain.seen_hits.get(url)
+        if hit is None or chain.url_fetches >= MAX_URL_FETCHES:
+            why = (
+                "that URL was not in any search result"
+                if hit is None
+                else "the page-reading limit has been reached"
+            )
+            record = SearchRecord(
+                url, "failed", error=why, inserted=_page_block(f"Cannot read the page: {why}.")
+            )
+        else:
+            chain.url_fetches += 1
+            docs = await self.documents.read(url, [hit])
+            text = docs[0].text if docs else ""
+            record = SearchRecord(
+                url,
+                "searched",
+                hits=(hit,),
+                documents=tuple(docs),
+                inserted=_page_block(mk.neutralise(text)),
+            )
+        chain.append(record.inserted)
+        chain.emit(SearchFinished(record))
+        return record
+
+    @staticmethod
+    def _stops(method: str) -> list[str]:
+        if method == "search-o1":
+            return [mk.END_QUERY]
+        if method == "rag-agent":
+            return [mk.END_QUERY, mk.END_URL]
+        return []
+
+
+class LocalDocuments:
+    """Documents from hits that carry their own text (local corpora): no fetching."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+
+    async def read(self, query: str, hits: Sequence[Hit]) -> list[Document]:
+        out = []
+        for hit in hits:
+            text = hit.text or hit.snippet
+            status = "ok" if hit.text else "snippet-only"
+            out.append(Document(hit, cut_document(text, query, self.max_chars), status))
+        return out
+
+
+def _open_marker(completion: Completion, begin: str, end: str) -> bool:
+    """A server that neither returns nor reports its stop string leaves a query open."""
+    if completion.stop is not None or completion.finish != "stop":
+        return False
+    text = completion.text
+    return text.rfind(begin) > text.rfind(end) and bool(text[text.rfind(begin) + len(begin) :])
+
+
+def _format_hits(hits: Sequence[Hit]) -> str:
+    """Raw results for rag-agent: title, URL (or id) and a snippet, neutralised."""
+    if not hits:
+        return "No results."
+    lines = []
+    for i, h in enumerate(hits, 1):
+        snippet = h.snippet or h.text[:300]
+        lines.append(f"{i}. {h.title}\n   URL: {h.url or h.id}\n   {snippet.strip()}")
+    return mk.neutralise("\n".join(lines))
+
+
+def _page_block(text: str) -> str:
+    return f"\n\n{mk.BEGIN_FULL_PAGE}\n{text.strip()}\n{mk.END_FULL_PAGE}\n\n"
+
+
+def _validate(question: str, task: str, method: str) -> None:
+    if not question.strip():
+        raise ConfigError("the question is empty")
+    if task not in get_args(TaskKind):
+        raise ConfigError(f"unknown task {task!r}; known: {', '.join(get_args(TaskKind))}")
+    if method not in METHODS:
+        raise ConfigError(f"unknown method {method!r}; known: {', '.join(METHODS)}")

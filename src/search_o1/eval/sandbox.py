@@ -1,0 +1,338 @@
+"""Run untrusted Python (a model's program) on test cases, in a contained subprocess.
+
+Layers, each used where the OS permits and each enough on its own for its threat:
+- resource limits: CPU seconds, address space, file size, process count (RLIMIT_NPROC);
+- a fresh network + PID namespace via `unshare` (no network at all; killing the
+  namespace's first process kills every descendant, even ones that called setsid);
+- as root, where RLIMIT_NPROC does not apply, a `pids` cgroup caps the process count;
+- sockets refused inside the interpreter when no network namespace could be made;
+- a private temporary working directory, removed afterwards;
+- the whole process group SIGKILLed at the wall-clock timeout.
+Output goes to files (not pipes) so RLIMIT_FSIZE bounds it and a chatty program cannot
+fill our memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+HARNESS = Path(__file__).with_name("_harness.py")
+_CGROUP_ROOTS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")  # cgroup v1, then v2
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 6.0
+    memory_mb: int = 2048
+    max_procs: int = 16
+    max_output_mb: int = 16
+
+
+@dataclass(frozen=True)
+class TestCase:
+    input: str
+    output: str
+    kind: Literal["stdin", "functional"] = "stdin"
+
+
+@dataclass(frozen=True)
+class TestResult:
+    status: Literal["passed", "wrong_answer", "timeout", "error"]
+    detail: str = ""
+    time_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class CodeResult:
+    passed: bool
+    tests: tuple[TestResult, ...] = field(default_factory=tuple)
+    isolation: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "isolation": self.isolation,
+            "tests": [
+                {"status": t.status, "detail": t.detail, "time_s": t.time_s} for t in self.tests
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class _Raw:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    time_s: float
+
+
+@functools.cache
+def _unshare_prefix() -> tuple[str, ...]:
+    """The `unshare` invocation this machine allows (user+net+pid namespaces), or ()."""
+    exe = shutil.which("unshare")
+    if exe is None:
+        return ()
+    for flags in (("-rnpf", "--kill-child"), ("-rn",)):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            done = subprocess.run([exe, *flags, "true"], capture_output=True, timeout=10)
+            if done.returncode == 0:
+                return (exe, *flags)
+    return ()
+
+
+def _make_cgroup(max_procs: int) -> Path | None:
+    """A fresh pids cgroup capped at `max_procs`, when we may create one (root)."""
+    if os.geteuid() != 0:
+        return None
+    for root in _CGROUP_ROOTS:
+        base = Path(root)
+        if not (base / "cgroup.procs").exists():
+            continue
+        path = base / f"search-o1-sandbox-{uuid.uuid4().hex[:12]}"
+        try:
+            path.mkdir()
+            (path / "pids.max").write_text(str(max_procs))
+            return path
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+    return None
+
+
+def _remove_cgroup(path: Path | None) -> None:
+    if path is None:
+        return
+    for _ in range(50):  # members take a moment to disappear after SIGKILL
+        with contextlib.suppress(OSError):
+            for pid in (path / "cgroup.procs").read_text().split():
+                os.kill(int(pid), signal.SIGKILL)
+        try:
+            path.rmdir()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def _user_process_count() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                count += entry.stat().st_uid == uid
+    return count
+
+
+def _preexec(limits: Limits, cgroup: Path | None, nproc: int) -> Callable[[], None]:
+    def setup() -> None:
+        # Runs in the child between fork and exec: only async-signal-tolerant work here.
+        if cgroup is not None:
+            (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+        mem = limits.memory_mb * 1024 * 1024
+        cpu = math.ceil(limits.timeout_s) + 1
+        out = limits.max_output_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (out, out))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # RLIMIT_NPROC counts all of this user's processes, so allow what exists already.
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+    return setup
+
+
+def isolation_summary() -> str:
+    """Which layers this machine gives the sandbox, e.g. 'rlimits+netns+pidns+cgroup'."""
+    parts = ["rlimits"]
+    prefix = _unshare_prefix()
+    parts.append("netns" if prefix else "socket-refusal")
+    if "-rnpf" in prefix:
+        parts.append("pidns")
+    if os.geteuid() == 0 and any(Path(r, "cgroup.procs").exists() for r in _CGROUP_ROOTS):
+        parts.append("cgroup")
+    return "+".join(parts)
+
+
+def _env(workdir: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": workdir,
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+    }
+
+
+def _execute(args: Sequence[str], stdin: str, workdir: str, limits: Limits) -> _Raw:
+    """Run the harness with `args` in `workdir`; kill everything at the timeout."""
+    work = Path(workdir)
+    (work / "stdin.txt").write_text(stdin, encoding="utf-8")
+    cmd = [*_unshare_prefix(), sys.executable, "-I", str(HARNESS), *args]
+    cgroup = _make_cgroup(limits.max_procs)
+    nproc = _user_process_count() + limits.max_procs
+    start = time.monotonic()
+    try:
+        with (
+            open(work / "stdin.txt", "rb") as fin,
+            open(work / "stdout.txt", "wb") as fout,
+            open(work / "stderr.txt", "wb") as ferr,
+        ):
+            proc = subprocess.Popen(
+                cmd,
+                stdin=fin,
+                stdout=fout,
+                stderr=ferr,
+                cwd=workdir,
+                env=_env(workdir),
+                start_new_session=True,  # its own process group, killed as one
+                preexec_fn=_preexec(limits, cgroup, nproc),
+            )
+            timed_out = False
+            try:
+                proc.wait(timeout=limits.timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)  # also reaps leftovers of a clean exit
+            proc.wait()
+    finally:
+        _remove_cgroup(cgroup)
+    elapsed = time.monotonic() - start
+    read = functools.partial(_read_text, work)
+    return _Raw(proc.returncode, read("stdout.txt"), read("stderr.txt"), timed_out, elapsed)
+
+
+def _read_text(work: Path, name: str, limit: int = 1 << 20) -> str:
+    with open(work / name, "rb") as f:
+        return f.read(limit).decode("utf-8", errors="replace")
+
+
+def run_program(code: str, stdin: str = "", *, limits: Limits = Limits()) -> _Raw:
+    """Run `code` as a script with `stdin`; what it printed, its exit code, whether it timed out."""
+    with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as workdir:
+        (Path(workdir) / "solution.py").write_text(code, encoding="utf-8")
+        return _execute(["stdin", "solution.py"], stdin, workdir, limits)
+
+
+def _lines(text: str) -> list[str]:
+    lines = [ln.strip() for ln in text.strip().splitlines()]
+    return [ln for ln in lines if ln]
+
+
+def _close(a: str, b: str) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-6)
+    except ValueError:
+        return False
+
+
+def outputs_match(got: str, expected: str) -> bool:
+    """Judge-style comparison: line by line, whitespace-insensitive, floats to 1e-6.
+
+    >>> outputs_match("3 \\n\\n", "3\\n"), outputs_match("0.3333333", "0.33333333"), outputs_match("1", "2")
+    (True, True, False)
+    """
+    a, b = _lines(got), _lines(expected)
+    if a == b:
+        return True
+    if len(a) != len(b):
+        return False
+    for la, lb in zip(a, b, strict=True):
+        ta, tb = la.split(), lb.split()
+        if len(ta) != len(tb) or not all(
+            x == y or _close(x, y) for x, y in zip(ta, tb, strict=True)
+        ):
+            return False
+    return True
+
+
+def _values_match(got: Any, expected: Any) -> bool:
+    if isinstance(got, float) or isinstance(expected, float):
+        return (
+            isinstance(got, int | float)
+            and isinstance(expected, int | float)
+            and math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-6)
+        )
+    if isinstance(got, list) and isinstance(expected, list):
+        return len(got) == len(expected) and all(map(_values_match, got, expected))
+    return bool(got == expected)
+
+
+def _judge(raw: _Raw, expected: str, result: str | None) -> TestResult:
+    if raw.timed_out:
+        return TestResult(
+            "timeout", f"no result within the time limit ({raw.time_s:.1f}s)", raw.time_s
+        )
+    if raw.returncode != 0:
+        return TestResult("error", raw.stderr[-2000:] or f"exit code {raw.returncode}", raw.time_s)
+    if result is None:
+        ok = outputs_match(raw.stdout, expected)
+    else:
+        try:
+            ok = _values_match(json.loads(result), json.loads(expected))
+        except json.JSONDecodeError:
+            ok = result.strip() == expected.strip()
+    detail = "" if ok else f"got {(result if result is not None else raw.stdout)[:200]!r}"
+    return TestResult("passed" if ok else "wrong_answer", detail, raw.time_s)
+
+
+def run_test(
+    code: str, test: TestCase, *, limits: Limits = Limits(), method: str | None = None
+) -> TestResult:
+    """Run one test case: stdin/stdout, or a `class Solution` method called with JSON args."""
+    with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as workdir:
+        work = Path(workdir)
+        (work / "solution.py").write_text(code, encoding="utf-8")
+        if test.kind == "stdin":
+            raw = _execute(["stdin", "solution.py"], test.input, workdir, limits)
+            return _judge(raw, test.output, None)
+        (work / "args.txt").write_text(test.input, encoding="utf-8")
+        args = [
+            "functional",
+            "solution.py",
+            "args.txt",
+            "result.json",
+            *([method] if method else []),
+        ]
+        raw = _execute(args, "", workdir, limits)
+        result_file = work / "result.json"
+        result = result_file.read_text(encoding="utf-8") if result_file.exists() else None
+        if result is None and raw.returncode == 0 and not raw.timed_out:
+            return TestResult("error", "the call returned no result", raw.time_s)
+        return _judge(raw, test.output, result)
+
+
+def run_tests(
+    code: str, tests: Sequence[TestCase], *, limits: Limits = Limits(), method: str | None = None
+) -> CodeResult:
+    """Run tests in order, stopping at the first failure (pass@1 needs all of them)."""
+    results: list[TestResult] = []
+    for test in tests:
+        result = run_test(code, test, limits=limits, method=method)
+        results.append(result)
+        if not result.passed:
+            break
+    passed = bool(tests) and len(results) == len(tests) and all(r.passed for r in results)
+    return CodeResult(passed, tuple(results), isolation_summary())

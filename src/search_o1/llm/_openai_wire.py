@@ -1,0 +1,325 @@
+"""The OpenAI wire format, as pure functions: request bodies, responses, SSE, errors.
+
+Kept apart from the client (openai.py) so every server quirk is a small, testable function:
+- vLLM returns stop strings only with `include_stop_str_in_output`, and accepts (and
+  ignores) unknown fields; it names the context window `max_model_len` in /v1/models.
+- llama.cpp never returns the stop string; with `verbose: true` its OpenAI responses carry
+  the native result under `__verbose` (including `stopping_word`); it reports `n_ctx` in
+  /v1/models `meta` and /props; a non-streamed chat reply echoes a prefilled assistant text.
+- OpenAI's hosted API rejects unknown fields, so it gets only the standard ones.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from time import time
+from typing import Any, Literal
+
+from search_o1.types import Message, Sampling
+
+ServerKind = Literal["vllm", "llamacpp", "openai", "unknown"]
+ApiMode = Literal["completions", "chat"]
+
+# Error texts that mean "the prompt does not fit" across vLLM, llama.cpp, SGLang, OpenAI.
+_OVERFLOW = re.compile(
+    r"context length|context window|maximum context|context size|too long|exceed"
+    r"|context_length_exceeded|exceed_context_size",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What GET /v1/models told us (empty when the server has no such endpoint)."""
+
+    kind: ServerKind = "unknown"
+    model_ids: tuple[str, ...] = ()
+    context_length: int | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One completion as the server sent it, before stop-string normalisation."""
+
+    text: str
+    finish_reason: str | None
+    server_stop: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+# ---- discovery ---------------------------------------------------------------------------
+
+
+def _positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _entry_context(entry: dict[str, Any]) -> int | None:
+    # vLLM: max_model_len; llama.cpp: meta.n_ctx (the loaded context) before n_ctx_train.
+    meta = entry.get("meta")
+    meta = meta if isinstance(meta, dict) else {}
+    for value in (entry.get("max_model_len"), meta.get("n_ctx"), meta.get("n_ctx_train")):
+        found = _positive_int(value)
+        if found:
+            return found
+    return None
+
+
+def parse_models(payload: Any, *, host_kind: ServerKind = "unknown") -> ServerInfo:
+    """Model ids, server kind and context length from a GET /v1/models answer."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    entries = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+    ids = tuple(str(e["id"]) for e in entries if e.get("id"))
+    owners = {e.get("owned_by") for e in entries}
+    kind: ServerKind = host_kind
+    if "vllm" in owners:
+        kind = "vllm"
+    elif "llamacpp" in owners:
+        kind = "llamacpp"
+    context = next((c for c in map(_entry_context, entries) if c), None)
+    return ServerInfo(kind=kind, model_ids=ids, context_length=context)
+
+
+def props_context(payload: Any) -> int | None:
+    """llama.cpp GET /props: the per-slot context in default_generation_settings.n_ctx."""
+    if not isinstance(payload, dict):
+        return None
+    settings = payload.get("default_generation_settings")
+    return _positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
+
+
+# ---- requests ----------------------------------------------------------------------------
+
+
+def chat_messages(messages: Sequence[Message], continuation: str) -> list[dict[str, str]]:
+    wire = [{"role": m.role, "content": m.content} for m in messages]
+    if continuation:
+        wire.append({"role": "assistant", "content": continuation})
+    return wire
+
+
+def _extras(
+    kind: ServerKind, sampling: Sampling, grammar: str | None, mode: ApiMode, continuing: bool
+) -> dict[str, Any]:
+    """Non-standard fields, chosen per server. Unknown servers get the union: vLLM and
+    llama.cpp both ignore fields they do not know."""
+    if kind == "openai":
+        return {}
+    out: dict[str, Any] = {"top_k": sampling.top_k}
+    if kind != "llamacpp":
+        out["repetition_penalty"] = sampling.repetition_penalty
+        out["include_stop_str_in_output"] = True
+        if mode == "chat" and continuing:
+            out["continue_final_message"] = True
+            out["add_generation_prompt"] = False
+    if kind != "vllm":
+        out["repeat_penalty"] = sampling.repetition_penalty
+        out["cache_prompt"] = True
+        if grammar:
+            out["grammar"] = grammar
+    if kind == "llamacpp":
+        out["verbose"] = True  # adds __verbose.stopping_word: which stop string matched
+    return out
+
+
+def build_body(
+    *,
+    model: str | None,
+    prompt: str | list[dict[str, str]],
+    stop: Sequence[str],
+    max_tokens: int,
+    sampling: Sampling,
+    stream: bool,
+    kind: ServerKind,
+    grammar: str | None = None,
+    extras: bool = True,
+) -> dict[str, Any]:
+    """The JSON body for /v1/completions (prompt is text) or /v1/chat/completions (a list)."""
+    mode: ApiMode = "completions" if isinstance(prompt, str) else "chat"
+    body: dict[str, Any] = {"prompt" if mode == "completions" else "messages": prompt}
+    if model:
+        body["model"] = model
+    body |= {"max_tokens": max_tokens, "temperature": sampling.temperature}
+    body["top_p"] = sampling.top_p
+    if stop:
+        body["stop"] = list(stop)
+    if sampling.seed is not None:
+        body["seed"] = sampling.seed
+    if stream:
+        body |= {"stream": True, "stream_options": {"include_usage": True}}
+    if extras:
+        continuing = mode == "chat" and isinstance(prompt, list) and _ends_assistant(prompt)
+        body |= _extras(kind, sampling, grammar, mode, continuing)
+    return body
+
+
+def _ends_assistant(messages: list[dict[str, str]]) -> bool:
+    return bool(messages) and messages[-1].get("role") == "assistant"
+
+
+EXTRA_FIELDS = (
+    "top_k",
+    "repetition_penalty",
+    "repeat_penalty",
+    "include_stop_str_in_output",
+    "continue_final_message",
+    "add_generation_prompt",
+    "cache_prompt",
+    "grammar",
+    "verbose",
+)
+
+
+def rejects_extras(status: int, message: str) -> bool:
+    """A 400/422 naming one of our non-standard fields: a strict server; resend without."""
+    return status in (400, 422) and any(f in message for f in EXTRA_FIELDS)
+
+
+# ---- responses ---------------------------------------------------------------------------
+
+
+def _choice(payload: Any) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise ValueError("response is not a JSON object")
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ValueError("response has no choices")
+    return choices[0]
+
+
+def _choice_text(choice: dict[str, Any]) -> str:
+    if "text" in choice:
+        return str(choice.get("text") or "")
+    holder = choice.get("message") or choice.get("delta") or {}
+    return str(holder.get("content") or "") if isinstance(holder, dict) else ""
+
+
+def _usage(payload: dict[str, Any]) -> tuple[int | None, int | None]:
+    usage = payload.get("usage")
+    if not isinstance(usage, dict):
+        return None, None
+    return _positive_int(usage.get("prompt_tokens")), _nonneg(usage.get("completion_tokens"))
+
+
+def _nonneg(value: Any) -> int | None:
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def _server_stop(payload: dict[str, Any], choice: dict[str, Any]) -> str | None:
+    verbose = payload.get("__verbose")
+    for holder in (verbose, choice, payload):
+        word = holder.get("stopping_word") if isinstance(holder, dict) else None
+        if isinstance(word, str) and word:
+            return word
+    # vLLM reports the matched stop string as choices[].stop_reason (an int for token ids).
+    reason = choice.get("stop_reason")
+    return reason if isinstance(reason, str) and reason else None
+
+
+def parse_reply(payload: Any) -> Reply:
+    """A non-streamed completion or chat completion. Raises ValueError when malformed."""
+    choice = _choice(payload)
+    prompt_tokens, completion_tokens = _usage(payload)
+    return Reply(
+        text=_choice_text(choice),
+        finish_reason=choice.get("finish_reason"),
+        server_stop=_server_stop(payload, choice),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+    )
+
+
+class StreamState:
+    """Accumulates SSE chunks into one Reply; `feed` returns the new text of a chunk."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.finish_reason: str | None = None
+        self.server_stop: str | None = None
+        self.prompt_tokens: int | None = None
+        self.completion_tokens: int | None = None
+
+    def feed(self, payload: Any) -> str:
+        if not isinstance(payload, dict):
+            raise ValueError("stream chunk is not a JSON object")
+        if payload.get("error"):
+            raise StreamError(error_message(payload))
+        prompt_tokens, completion_tokens = _usage(payload)
+        self.prompt_tokens = prompt_tokens or self.prompt_tokens
+        self.completion_tokens = completion_tokens or self.completion_tokens
+        if not payload.get("choices"):  # the usage-only chunk at the end
+            return ""
+        choice = _choice(payload)
+        self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        self.server_stop = _server_stop(payload, choice) or self.server_stop
+        text = _choice_text(choice)
+        self.parts.append(text)
+        return text
+
+    def reply(self) -> Reply:
+        return Reply(
+            "".join(self.parts),
+            self.finish_reason,
+            self.server_stop,
+            self.prompt_tokens,
+            self.completion_tokens,
+        )
+
+
+class StreamError(ValueError):
+    """The server reported an error inside an SSE stream."""
+
+
+def sse_data(line: str) -> str | None:
+    """The payload of an SSE `data:` line; None for comments, blank lines, other fields."""
+    if not line.startswith("data:"):
+        return None
+    return line[5:].strip()
+
+
+# ---- errors ------------------------------------------------------------------------------
+
+
+def error_message(payload: Any) -> str:
+    """The human text of an error body: {"error": {"message"}} / {"error": "..."} / {"detail"}."""
+    if isinstance(payload, dict):
+        err = payload.get("error", payload.get("detail", payload.get("message")))
+        if isinstance(err, dict):
+            return str(err.get("message") or err.get("type") or json.dumps(err))[:500]
+        if err is not None:
+            return str(err)[:500]
+    return str(payload)[:500]
+
+
+def body_message(text: str) -> str:
+    try:
+        return error_message(json.loads(text))
+    except ValueError:
+        return text.strip()[:500] or "(empty body)"
+
+
+def is_overflow(status: int, message: str) -> bool:
+    return status in (400, 413, 422) and bool(_OVERFLOW.search(message))
+
+
+def is_retryable(status: int) -> bool:
+    return status in (408, 409, 425, 429) or status >= 500
+
+
+def retry_after_s(header: str | None) -> float | None:
+    """Retry-After as seconds (a number or an HTTP date); None when absent or odd."""
+    if not header:
+        return None
+    try:
+        return max(0.0, float(header))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(header).timestamp() - time())
+    except (TypeError, ValueError):
+        return None

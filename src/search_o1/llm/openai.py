@@ -1,0 +1,410 @@
+"""The `openai` backend: any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, ...).
+
+Default mode is `/v1/completions` with a raw prompt: the instruction messages are rendered
+once per chain (cached) and the assistant's text so far is appended byte-for-byte, so each
+request extends the previous one and the server's prefix cache reuses it. `api_mode="chat"`
+serves servers without raw completions: the text so far goes in a final assistant message
+that the server continues (vLLM `continue_final_message`, llama.cpp prefill).
+
+Wire details (bodies, replies, SSE, error texts) live in `_openai_wire`; this module owns
+the connection: discovery, retries, timeouts and the mapping to typed errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import random
+import time
+import zlib
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+
+from search_o1.config import Settings
+from search_o1.errors import BackendError, ContextOverflowError
+from search_o1.llm import _openai_wire as wire
+from search_o1.llm.base import normalise_stop
+from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
+from search_o1.llm.templates import render_on_server as _render_on_server
+from search_o1.types import Completion, Message, Prompt, Sampling, TextSink
+
+log = logging.getLogger(__name__)
+BACKEND = "openai"
+_RENDER_CACHE_SIZE = 4096
+T = TypeVar("T")
+
+
+def _root(base_url: str) -> str:
+    """The server root for non-/v1 endpoints (/apply-template, /tokenize, /props)."""
+    base = base_url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def _host_kind(base_url: str) -> wire.ServerKind:
+    # Model detection by URL is only used for the one API known to reject extra fields.
+    return "openai" if urlsplit(base_url).hostname == "api.openai.com" else "unknown"
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4) if text else 0
+
+
+class OpenAILLM:
+    """An OpenAI-compatible HTTP model. One `httpx.AsyncClient` per instance; `aclose()` it.
+
+    `chat_template`: None tries the server's own template and falls back to `chatml` with a
+    warning; "server" insists on the server's; a built-in name or .jinja path renders here.
+    `base_url` may list several equivalent servers: a chain sticks to one (chosen by its
+    messages) so that server's prefix cache keeps serving it.
+    """
+
+    name = BACKEND
+
+    def __init__(
+        self,
+        base_url: str | Sequence[str],
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        api_mode: Literal["completions", "chat"] = "completions",
+        chat_template: str | None = None,
+        context_length: int | None = None,
+        timeout_s: float = 600.0,
+        connect_timeout_s: float = 10.0,
+        retries: int = 4,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 30.0,
+    ) -> None:
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise ValueError("OpenAILLM needs at least one base_url")
+        self.base_urls = [u.rstrip("/") for u in urls]
+        self.model = model
+        self.api_mode = api_mode
+        self.retries = max(0, retries)
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self._configured_context = context_length
+        self._template_spec = chat_template
+        self._local = None if chat_template in (None, SERVER) else local_template(chat_template)
+        self._use_server_template = chat_template in (None, SERVER)
+        self._renders: OrderedDict[tuple[Message, ...], str] = OrderedDict()
+        self._info: wire.ServerInfo | None = None
+        self._context: int | None = None
+        self._context_known = False
+        self._send_extras = True
+        self._lock = asyncio.Lock()
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self._client = httpx.AsyncClient(headers=headers, timeout=timeout)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, role: Literal["main", "reader"] = "main"
+    ) -> OpenAILLM:
+        """Build from settings; the reader role uses reader_base_url/reader_model when set."""
+        urls = list(settings.base_url)
+        model = settings.model
+        if role == "reader":
+            urls = [settings.reader_base_url] if settings.reader_base_url else urls
+            model = settings.reader_model or model
+        if not urls:
+            raise BackendError(BACKEND, "no base_url set (e.g. --base-url http://host:8000/v1)")
+        return cls(
+            urls,
+            model=model,
+            api_key=settings.api_key,
+            api_mode=settings.api_mode,
+            chat_template=settings.chat_template,
+            context_length=settings.context_length,
+            timeout_s=settings.timeout_s,
+            connect_timeout_s=settings.connect_timeout_s,
+            retries=settings.retries,
+        )
+
+    # ---- the LLM protocol ----------------------------------------------------------------
+
+    async def complete(
+        self,
+        prompt: Prompt,
+        *,
+        stop: Sequence[str],
+        max_tokens: int,
+        sampling: Sampling,
+        on_text: TextSink | None = None,
+        grammar: str | None = None,
+    ) -> Completion:
+        started = time.monotonic()
+        info = await self._discover()
+        base = self._pick_base(prompt.messages)
+        sent: str | list[dict[str, str]]
+        if self.api_mode == "chat":
+            path, sent = (
+                "/chat/completions",
+                wire.chat_messages(prompt.messages, prompt.continuation),
+            )
+        else:
+            path, sent = "/completions", await self.render(prompt.messages) + prompt.continuation
+
+        def body() -> dict[str, Any]:
+            return wire.build_body(
+                model=self.model,
+                prompt=sent,
+                stop=stop,
+                max_tokens=max_tokens,
+                sampling=sampling,
+                stream=on_text is not None,
+                kind=info.kind,
+                grammar=grammar,
+                extras=self._send_extras,
+            )
+
+        reply = await self._complete_request(base + path, body, on_text)
+        raw = reply.text
+        if isinstance(sent, list) and on_text is None and info.kind != "vllm":
+            # llama.cpp's non-streamed chat reply repeats the prefilled assistant text.
+            raw = raw.removeprefix(prompt.continuation)
+        return _completion(reply, raw, sent, stop, time.monotonic() - started)
+
+    async def context_length(self) -> int | None:
+        """The server's context window when it reports one, else the configured one."""
+        if not self._context_known:
+            info = await self._discover()
+            self._context = info.context_length or await self._props_context()
+            self._context = self._context or self._configured_context
+            self._context_known = True
+        return self._context
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # ---- prompt rendering ----------------------------------------------------------------
+
+    async def render(self, messages: tuple[Message, ...]) -> str:
+        """The instruction prompt for `messages`, rendered once and then reused verbatim."""
+        cached = self._renders.get(messages)
+        if cached is None:
+            cached = await self._render_uncached(messages)
+            self._renders[messages] = cached
+            if len(self._renders) > _RENDER_CACHE_SIZE:
+                self._renders.popitem(last=False)
+        return cached
+
+    async def _render_uncached(self, messages: tuple[Message, ...]) -> str:
+        if self._local is not None:
+            return self._local(messages)
+        root = _root(self._pick_base(messages))
+        try:
+            return await self._retrying(
+                lambda: self._render_on(root, messages), what=f"{root} (chat template)"
+            )
+        except ServerTemplateUnavailable:
+            if self._template_spec == SERVER:
+                raise
+            # No template given and the server cannot render one: ChatML is the most
+            # common format among open reasoning models; say so once.
+            log.warning("server at %s cannot render chat templates; using chatml", root)
+            self._local = local_template("chatml")
+            return self._local(messages)
+
+    async def _render_on(self, root: str, messages: tuple[Message, ...]) -> str:
+        try:
+            return await _render_on_server(self._client, root, messages, model=self.model)
+        except httpx.TransportError as e:
+            raise _transport_error(root, e) from None
+
+    def _pick_base(self, messages: tuple[Message, ...]) -> str:
+        if len(self.base_urls) == 1:
+            return self.base_urls[0]
+        key = "\x00".join(m.content for m in messages).encode()
+        return self.base_urls[zlib.crc32(key) % len(self.base_urls)]
+
+    # ---- discovery -----------------------------------------------------------------------
+
+    async def _discover(self) -> wire.ServerInfo:
+        """GET /v1/models once: the server kind, a default model id, maybe the context."""
+        if self._info is not None:
+            return self._info
+        async with self._lock:
+            if self._info is None:
+                url = self.base_urls[0] + "/models"
+                info = await self._retrying(lambda: self._fetch_models(url), what=url)
+                if self.model is None:
+                    self.model = self._default_model(info)
+                self._info = info
+        return self._info
+
+    async def _fetch_models(self, url: str) -> wire.ServerInfo:
+        try:
+            response = await self._client.get(url)
+        except httpx.TransportError as e:
+            raise _transport_error(url, e) from None
+        if wire.is_retryable(response.status_code):
+            raise self._http_error(url, response)
+        try:
+            payload = response.json() if response.status_code == 200 else None
+        except ValueError:
+            payload = None  # discovery is best effort; the completion call will tell
+        return wire.parse_models(payload, host_kind=_host_kind(url))
+
+    def _default_model(self, info: wire.ServerInfo) -> str | None:
+        if info.model_ids:
+            return info.model_ids[0]
+        if info.kind == "openai":
+            raise BackendError(BACKEND, "no model given: set --model")
+        return None  # llama.cpp-like servers serve one model and ignore the field
+
+    async def _props_context(self) -> int | None:
+        try:
+            response = await self._client.get(_root(self.base_urls[0]) + "/props")
+            return wire.props_context(response.json()) if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    # ---- requests, retries, errors -------------------------------------------------------
+
+    async def _retrying(self, attempt: Callable[[], Awaitable[T]], *, what: str) -> T:
+        """Run `attempt` until it succeeds, a non-retryable error, or retries run out."""
+        for tries in itertools.count():
+            try:
+                return await attempt()
+            except BackendError as e:
+                if not e.retryable or tries >= self.retries:
+                    raise
+                delay = self._delay(tries, e.retry_after)
+                log.info("%s failed (%s); retry %d in %.2fs", what, e, tries + 1, delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff_s * 4)
+        backoff = min(self.max_backoff_s, self.backoff_s * 2**attempt)
+        return backoff * (0.5 + random.random() / 2)  # jitter spreads retrying clients
+
+    async def _complete_request(
+        self, url: str, body: Callable[[], dict[str, Any]], on_text: TextSink | None
+    ) -> wire.Reply:
+        shown: list[str] = []
+
+        def sink(piece: str) -> None:
+            shown.append(piece)
+            if on_text is not None:
+                on_text(piece)
+
+        async def attempt() -> wire.Reply:
+            try:
+                return await self._post_once(url, body(), sink)
+            except BackendError as e:
+                if shown:  # text already shown live cannot be taken back: no replay
+                    e.retryable = False
+                elif self._send_extras and _names_extra(e):
+                    log.warning("%s rejects non-standard fields; sending standard ones", url)
+                    self._send_extras = False
+                    return await self._post_once(url, body(), sink)
+                raise
+
+        return await self._retrying(attempt, what=url)
+
+    async def _post_once(self, url: str, body: dict[str, Any], on_text: TextSink) -> wire.Reply:
+        async with self._open(url, body) as response:
+            if response.status_code != 200:
+                await response.aread()
+                raise self._http_error(url, response)
+            if body.get("stream"):
+                return await _read_stream(url, response, on_text)
+            await response.aread()
+            try:
+                return wire.parse_reply(response.json())
+            except ValueError as e:
+                raise _malformed(url, e) from None
+
+    @asynccontextmanager
+    async def _open(self, url: str, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
+        try:
+            async with self._client.stream("POST", url, json=body) as response:
+                yield response
+        except httpx.TransportError as e:
+            raise _transport_error(url, e) from None
+
+    def _http_error(self, url: str, response: httpx.Response) -> BackendError:
+        status = response.status_code
+        message = wire.body_message(response.text)
+        if wire.is_overflow(status, message):
+            return ContextOverflowError(BACKEND, f"{url}: {message}", status=status)
+        if status == 404:
+            what = "unknown model" if "model" in message.lower() else "endpoint not found"
+            hint = "" if what == "unknown model" else " (try api_mode=chat?)"
+            message = f"{what} {self.model!r} at {url}: {message}{hint}"
+        elif status in (401, 403):
+            message = f"{url}: not authorised (check the API key variable): {message}"
+        else:
+            message = f"{url}: {message}"
+        return BackendError(
+            BACKEND,
+            message,
+            status=status,
+            retry_after=wire.retry_after_s(response.headers.get("retry-after")),
+            retryable=wire.is_retryable(status),
+        )
+
+
+async def _read_stream(url: str, response: httpx.Response, on_text: TextSink) -> wire.Reply:
+    state = wire.StreamState()
+    async for line in response.aiter_lines():
+        data = wire.sse_data(line)
+        if not data:
+            continue
+        if data == "[DONE]":
+            break
+        try:
+            piece = state.feed(json.loads(data))
+        except wire.StreamError as e:
+            raise BackendError(BACKEND, f"{url}: error in stream: {e}") from None
+        except ValueError as e:
+            raise _malformed(url, e) from None
+        if piece:
+            on_text(piece)
+    return state.reply()
+
+
+def _completion(
+    reply: wire.Reply,
+    raw: str,
+    sent: str | list[dict[str, str]],
+    stop: Sequence[str],
+    latency_s: float,
+) -> Completion:
+    finish: Literal["stop", "length"] = "length" if reply.finish_reason == "length" else "stop"
+    text, hit = normalise_stop(raw, finish, stop, server_stop=reply.server_stop)
+    sent_text = sent if isinstance(sent, str) else json.dumps(sent)
+    completion_tokens = reply.completion_tokens
+    return Completion(
+        text=text,
+        finish=finish,
+        stop=hit if finish == "stop" else None,
+        prompt_tokens=reply.prompt_tokens or _estimate_tokens(sent_text),
+        completion_tokens=_estimate_tokens(raw) if completion_tokens is None else completion_tokens,
+        latency_s=latency_s,
+    )
+
+
+def _transport_error(url: str, error: httpx.TransportError) -> BackendError:
+    kind = type(error).__name__
+    detail = str(error) or kind
+    return BackendError(BACKEND, f"cannot reach {url}: {kind}: {detail}", retryable=True)
+
+
+def _names_extra(error: BackendError) -> bool:
+    return wire.rejects_extras(error.status or 0, str(error))
+
+
+def _malformed(url: str, error: Exception) -> BackendError:
+    return BackendError(BACKEND, f"{url}: malformed response from the server: {error}")

@@ -1,0 +1,105 @@
+"""Reason-in-Documents: condense retrieved documents into the facts the chain needs."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+
+from search_o1.llm.base import LLM
+from search_o1.markers import BEGIN_QUERY, BEGIN_RESULT, neutralise
+from search_o1.prompts import NOTHING_FOUND, reader_prompt
+from search_o1.types import Document, Message, Prompt, ReaderResult, Sampling, Usage
+
+
+def trim_reasoning(output: str, keep_last: int = 4) -> str:
+    """The previous reasoning as the reader sees it: numbered steps, trimmed.
+
+    Steps are lines. With more than five, keep the first, the last `keep_last`, and every
+    step that searched or holds a search result; each run of dropped steps becomes "...".
+
+    >>> print(trim_reasoning("a\\nb"))
+    Step 1: a
+    Step 2: b
+    >>> text = "\\n".join(["s1", "s2", "<|begin_search_query|>q<|end_search_query|>",
+    ...                    "s4", "s5", "s6", "s7", "s8", "s9"])
+    >>> print(trim_reasoning(text))
+    Step 1: s1
+    ...
+    Step 3: <|begin_search_query|>q<|end_search_query|>
+    ...
+    Step 6: s6
+    Step 7: s7
+    Step 8: s8
+    Step 9: s9
+    """
+    lines = [ln for ln in output.replace("\n\n", "\n").split("\n") if ln.strip()]
+    steps = [f"Step {i}: {ln}" for i, ln in enumerate(lines, 1)]
+    if len(steps) <= 5:
+        return "\n".join(steps)
+    keep = {0, *range(len(steps) - keep_last, len(steps))}
+    keep |= {i for i, s in enumerate(steps) if BEGIN_QUERY in s or BEGIN_RESULT in s}
+    out: list[str] = []
+    for i, step in enumerate(steps):
+        if i in keep:
+            out.append(step)
+        elif not out or out[-1] != "...":
+            out.append("...")
+    return "\n".join(out)
+
+
+def format_documents(documents: Sequence[Document]) -> str:
+    """Documents numbered for a prompt, marker strings neutralised."""
+    parts = []
+    for i, doc in enumerate(documents, 1):
+        head = f"**Document {i}**: {doc.hit.title}"
+        if doc.hit.url:
+            head += f" ({doc.hit.url})"
+        parts.append(f"{head}\n{doc.text.strip()}")
+    return neutralise("\n\n".join(parts)) if parts else "(no documents)"
+
+
+_HEADING = re.compile(r"\*\*\s*Final Information\s*\*\*:?", re.IGNORECASE)
+
+
+def parse_refined(raw: str) -> tuple[str, bool]:
+    """(text after the last Final Information heading, whether a heading was found).
+
+    >>> parse_refined("thinking...\\n**Final Information**\\n\\nParis is the capital.")
+    ('Paris is the capital.', True)
+    >>> parse_refined("no heading here")
+    ('No helpful information found.', False)
+    """
+    matches = list(_HEADING.finditer(raw))
+    if not matches:
+        return NOTHING_FOUND, False
+    text = raw[matches[-1].end() :].strip().strip("`").strip()
+    return (text or NOTHING_FOUND), True
+
+
+class Reader:
+    """Runs Reason-in-Documents with its own model (the main one by default)."""
+
+    def __init__(self, llm: LLM, *, sampling: Sampling, max_tokens: int = 2048) -> None:
+        self.llm = llm
+        self.sampling = sampling
+        self.max_tokens = max_tokens
+
+    async def refine(self, chain: str, query: str, documents: Sequence[Document]) -> ReaderResult:
+        prompt = reader_prompt(trim_reasoning(chain), query, format_documents(documents))
+        start = time.perf_counter()
+        completion = await self.llm.complete(
+            Prompt((Message("user", prompt),)),
+            stop=[],
+            max_tokens=self.max_tokens,
+            sampling=self.sampling,
+        )
+        refined, found = parse_refined(completion.text)
+        return ReaderResult(
+            prompt=prompt,
+            raw=completion.text,
+            refined=neutralise(refined),
+            found=found,
+            usage=Usage(completion.prompt_tokens, completion.completion_tokens),
+            latency_s=time.perf_counter() - start,
+        )

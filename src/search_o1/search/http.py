@@ -1,0 +1,222 @@
+"""What every HTTP search provider shares: keys, timeouts, retries, rate limits, errors.
+
+A provider subclass says only how to build its request and how to read its response
+(`build_request`, `parse`); this base sends it, retries 429/5xx/connection errors with
+exponential back-off (honouring Retry-After), spaces requests to the provider's rate
+limit, and turns every failure into a BackendError that never contains the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import html
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+import httpx
+
+from search_o1.config import Settings
+from search_o1.errors import BackendError, ConfigError
+from search_o1.types import Hit
+
+__all__ = ["HTTPSearch", "RateLimiter", "Request", "clean_snippet", "parse_retry_after"]
+
+USER_AGENT = "search-o1/0.1 (+https://github.com/search-o1)"
+SEARCH_TIMEOUT_S = 20.0  # the paper's Bing timeout
+MAX_BACKOFF_S = 30.0
+_TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    url: str
+    params: dict[str, Any] = field(default_factory=dict)
+    json: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def clean_snippet(text: Any) -> str:
+    """Provider snippets may carry highlight tags (<strong>) and entities: plain text."""
+    if not isinstance(text, str):
+        return ""
+    return " ".join(html.unescape(_TAG.sub("", text)).split())
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class RateLimiter:
+    """Spaces calls at least 1/rate seconds apart (per backend instance)."""
+
+    def __init__(self, rate_per_s: float | None) -> None:
+        self._interval = 1.0 / rate_per_s if rate_per_s else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self._interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            delay = self._next - now
+            self._next = max(now, self._next) + self._interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+class HTTPSearch:
+    """Base for providers answering JSON over HTTP. Subclasses set the class constants."""
+
+    name: ClassVar[str]
+    default_endpoint: ClassVar[str | None] = None  # None: --search-endpoint is required
+    key_env: ClassVar[str | None] = None  # environment variable holding the API key
+    rate_per_s: ClassVar[float | None] = None  # the provider's documented/free-tier limit
+
+    def __init__(
+        self,
+        *,
+        endpoint: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = SEARCH_TIMEOUT_S,
+        connect_timeout_s: float = 10.0,
+        retries: int = 3,
+        rate_per_s: float | None = None,
+        backoff_s: float = 0.5,
+    ) -> None:
+        url = endpoint or self.default_endpoint
+        if not url:
+            raise ConfigError(f"search backend {self.name!r} needs --search-endpoint URL")
+        self.endpoint = url
+        if self.key_env and not api_key:
+            api_key = os.environ.get(self.key_env)
+            if not api_key:
+                raise ConfigError(
+                    f"search backend {self.name!r} needs an API key in ${self.key_env}"
+                )
+        self._key = api_key
+        self.retries = retries
+        self._backoff_s = backoff_s
+        self._limiter = RateLimiter(rate_per_s if rate_per_s is not None else self.rate_per_s)
+        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self._client: httpx.AsyncClient | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        return cls(
+            endpoint=settings.search_endpoint,
+            connect_timeout_s=settings.connect_timeout_s,
+            timeout_s=min(settings.timeout_s, SEARCH_TIMEOUT_S),
+            retries=settings.retries,
+        )
+
+    # ---- what a provider defines --------------------------------------------------
+
+    def build_request(self, query: str, k: int) -> Request:
+        raise NotImplementedError
+
+    def parse(self, data: Any, k: int) -> list[Hit]:
+        """Provider JSON -> hits. Raise ValueError/KeyError/TypeError on a wrong shape."""
+        raise NotImplementedError
+
+    def cache_identity(self) -> dict[str, Any]:
+        """Everything besides query and k that changes results (never the key)."""
+        return {"backend": self.name, "endpoint": self.endpoint}
+
+    # ---- the shared machinery -----------------------------------------------------
+
+    async def search(self, query: str, *, k: int) -> list[Hit]:
+        request = self.build_request(query, k)
+        data = await self._send(request)
+        try:
+            hits = self.parse(data, k)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise BackendError(self.name, f"unexpected response shape ({e!r})") from None
+        return hits[:k]
+
+    def _get_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout, headers={"User-Agent": USER_AGENT}
+            )
+        return self._client
+
+    async def _send(self, request: Request) -> Any:
+        attempt = 0
+        while True:
+            await self._limiter.wait()
+            try:
+                return await self._send_once(request)
+            except BackendError as e:
+                if not e.retryable or attempt >= self.retries:
+                    raise
+                delay = e.retry_after
+                if delay is None:
+                    delay = self._backoff_s * 2**attempt * (0.5 + random.random())
+                await asyncio.sleep(min(delay, MAX_BACKOFF_S))
+                attempt += 1
+
+    async def _send_once(self, request: Request) -> Any:
+        try:
+            response = await self._get_client().request(
+                request.method,
+                request.url,
+                params=request.params or None,
+                json=request.json,
+                headers=request.headers,
+            )
+        except httpx.TimeoutException:
+            raise BackendError(self.name, f"timed out ({self._where()})", retryable=True) from None
+        except httpx.HTTPError as e:
+            msg = f"cannot reach {self._where()}: {type(e).__name__}"
+            raise BackendError(self.name, msg, retryable=True) from None
+        return self._decode(response)
+
+    def _decode(self, response: httpx.Response) -> Any:
+        status = response.status_code
+        if status in (401, 403):
+            msg = f"not authorised: check ${self.key_env}" if self.key_env else "not authorised"
+            raise BackendError(self.name, msg, status=status)
+        if status == 429 or status >= 500:
+            raise BackendError(
+                self.name,
+                self._scrub(response.text[:200]) or response.reason_phrase,
+                status=status,
+                retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                retryable=True,
+            )
+        if status >= 400:
+            raise BackendError(self.name, self._scrub(response.text[:200]), status=status)
+        try:
+            return response.json()
+        except ValueError:
+            raise BackendError(self.name, "malformed JSON in response", status=status) from None
+
+    def _where(self) -> str:
+        return httpx.URL(self.endpoint).copy_with(query=None).__str__()
+
+    def _scrub(self, text: str) -> str:
+        # An echoing proxy must not leak the key into an error message or a trace.
+        return text.replace(self._key, "***") if self._key else text
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

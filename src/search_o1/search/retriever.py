@@ -1,0 +1,58 @@
+"""A remote retrieval service speaking the `/retrieve` protocol of Search-R1/FlashRAG tools.
+
+POST {"queries": [q], "topk": k, "return_scores": true} ->
+{"result": [[{"document": {"id", "contents"}, "score"}]]}, where `contents` is
+"Title\\ntext" (FlashRAG's Wikipedia dumps quote the title). Hits carry text, no URL,
+so the document step cuts them locally instead of fetching.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from search_o1.search.http import HTTPSearch, Request
+from search_o1.types import Hit
+
+
+def split_contents(contents: str) -> tuple[str, str]:
+    """FlashRAG `contents` -> (title, text).
+
+    >>> split_contents('"Tosca"\\nTosca is an opera.')
+    ('Tosca', 'Tosca is an opera.')
+    >>> split_contents('no title line')
+    ('', 'no title line')
+    """
+    title, sep, text = contents.partition("\n")
+    if not sep:
+        return "", contents.strip()
+    return title.strip().strip('"').strip(), text.strip()
+
+
+class RetrieverSearch(HTTPSearch):
+    name = "retriever"
+    default_endpoint = None  # e.g. http://gpu-box:8000/retrieve
+
+    def build_request(self, query: str, k: int) -> Request:
+        body = {"queries": [query], "topk": k, "return_scores": True}
+        return Request("POST", self.endpoint, json=body)
+
+    def parse(self, data: Any, k: int) -> list[Hit]:
+        groups = data["result"]
+        if not groups:
+            return []
+        hits = []
+        for n, item in enumerate(groups[0]):
+            # Servers started with return_scores false send bare documents.
+            doc = item["document"] if "document" in item else item
+            title, text = split_contents(str(doc["contents"]))
+            score = item.get("score") if "document" in item else None
+            hits.append(
+                Hit(
+                    id=str(doc.get("id", n)),
+                    title=title,
+                    text=text,
+                    score=float(score) if score is not None else None,
+                    source=self.name,
+                )
+            )
+        return hits
