@@ -140,4 +140,6 @@ def load_settings(
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
+        if first["type"] == "extra_forbidden":
+            raise ConfigError(f"unknown setting {where!r}") from None
         raise ConfigError(f"setting {where}: {first['msg']}") from None
