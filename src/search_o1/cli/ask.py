@@ -16,7 +16,7 @@ from rich.markup import escape
 from search_o1.cli.options import backend_options, settings_from_flags
 from search_o1.config import Settings
 from search_o1.engine import METHODS
-from search_o1.errors import BackendError
+from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.pipeline import open_pipeline
 from search_o1.types import (
     Event,
@@ -55,6 +55,8 @@ def command(
     **flags: Any,
 ) -> None:
     """Answer QUESTION, searching in the middle of reasoning."""
+    if not question.strip():
+        raise ConfigError("the question is empty")
     if demo:
         from search_o1.corpus.demo import demo_corpus_path
 
@@ -67,7 +69,7 @@ def command(
     wall = time.perf_counter() - start
     if trace.finish_reason is FinishReason.ERROR:
         # Nothing half-written: a failed run prints one line and writes no files.
-        raise BackendError(settings.llm_backend, trace.error or "failed")
+        raise SearchO1Error(trace.error or "the run failed")
     if trace_out is not None:
         _write_atomic(trace_out, json.dumps(trace.to_dict(), ensure_ascii=False, indent=1))
     if as_json:

@@ -26,8 +26,8 @@ _OPTIONS: list[Callable[[Any], Any]] = [
     # model
     click.option(
         "--backend",
-        type=click.Choice(["auto", "openai", "embedded"]),
-        help="Model backend; auto = openai with --base-url, else embedded.",
+        help="Model backend: auto (openai with --base-url, else embedded), openai, embedded, "
+        "or a plugin's name.",
     ),
     click.option(
         "--base-url",
