@@ -39,20 +39,18 @@ def _check_out(out: Path, force: bool) -> None:
 
 def _counted(passages: Iterator[Passage], progress: Progress) -> Iterator[Passage]:
     task = progress.add_task("reading passages", total=None)
+    n = 0
     for n, passage in enumerate(passages, start=1):
         if n % _PROGRESS_EVERY == 0:
-            progress.update(task, completed=n, description=f"reading passages: {n:,}")
+            progress.update(task, description=f"reading passages: {n:,}")
         yield passage
+    progress.update(task, description=f"read {n:,} passages")
+    progress.stop_task(task)
 
 
-def _read_with_progress(src: Path) -> list[Passage]:
+def _progress() -> Progress:
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=_err, transient=True, disable=not _err.is_terminal) as p:
-        passages = list(_counted(iter_passages(src), p))
-        p.add_task(f"indexing {len(passages):,} passages", total=None)
-        if not passages:
-            raise InputFileError(str(src), "no passages found (empty corpus)")
-        return passages
+    return Progress(*columns, console=_err, transient=True, disable=not _err.is_terminal)
 
 
 @command.command("build")
@@ -65,14 +63,19 @@ def build(src: Path, out: Path, force: bool) -> None:
         raise InputFileError(str(src), "no such file or folder")
     _check_out(out, force)
     started = time.perf_counter()
-    passages = _read_with_progress(src)
-    read_s = time.perf_counter() - started
-    index = BM25Search.build(passages, source=str(src.resolve()), content_hash=source_key(src))
-    index.save(out, replace=force)
+    with _progress() as progress:
+        passages = list(_counted(iter_passages(src), progress))
+        if not passages:
+            raise InputFileError(str(src), "no passages found (empty corpus)")
+        read_s = time.perf_counter() - started
+        progress.add_task(f"indexing {len(passages):,} passages", total=None)
+        key = source_key(src)
+        index = BM25Search.build(passages, source=str(src.resolve()), content_hash=key)
+        index.save(out, replace=force)
     total = time.perf_counter() - started
     click.echo(
         f"indexed {len(index):,} passages from {src} in {total:.1f} s "
-        f"(read {read_s:.1f} s, index {total - read_s:.1f} s) -> {out}"
+        f"(read {read_s:.1f} s, index and save {total - read_s:.1f} s) -> {out}"
     )
 
 

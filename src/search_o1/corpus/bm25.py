@@ -42,7 +42,7 @@ from search_o1.window import cut_document
 if TYPE_CHECKING:
     from search_o1.config import Settings
 
-__all__ = ["FORMAT", "BM25Search", "Tokenizer"]
+__all__ = ["FORMAT", "BM25Search", "Tokenizer", "read_manifest"]
 
 FORMAT = "search-o1-bm25"
 DEFAULT_MAX_DOC_CHARS = 3000

@@ -72,7 +72,8 @@ def _record_fields(obj: Any) -> tuple[str, str]:
 def _parse_line(raw: bytes, lineno: int) -> Passage | None:
     """One JSONL line as a passage (None for a blank line); ValueError when malformed."""
     try:
-        line = raw.decode("utf-8")
+        # utf-8-sig: editors on Windows start files with a byte-order mark.
+        line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
     except UnicodeDecodeError:
         raise ValueError("not UTF-8") from None
     if not line.strip():
