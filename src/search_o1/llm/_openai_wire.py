@@ -26,8 +26,8 @@ ApiMode = Literal["completions", "chat"]
 
 # Error texts that mean "the prompt does not fit" across vLLM, llama.cpp, SGLang, OpenAI.
 _OVERFLOW = re.compile(
-    r"context length|context window|maximum context|context size|too long|exceed"
-    r"|context_length_exceeded|exceed_context_size",
+    r"context length|context window|maximum context|context size|context_length_exceeded"
+    r"|exceed_context_size|prompt is too long|too many tokens|exceed\w*.{0,60}(context|token)",
     re.IGNORECASE,
 )
 

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from search_o1.config import Settings
-from search_o1.errors import BackendError, ContextOverflowError
+from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm.base import normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
@@ -94,13 +94,13 @@ class OpenAILLM:
         self._configured_context = context_length
         self._template_spec = chat_template
         self._local = None if chat_template in (None, SERVER) else local_template(chat_template)
-        self._use_server_template = chat_template in (None, SERVER)
         self._renders: OrderedDict[tuple[Message, ...], str] = OrderedDict()
         self._info: wire.ServerInfo | None = None
         self._context: int | None = None
         self._context_known = False
         self._send_extras = True
         self._lock = asyncio.Lock()
+        self._secret = api_key  # only for the header and for redacting error texts
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self._client = httpx.AsyncClient(headers=headers, timeout=timeout)
@@ -116,7 +116,7 @@ class OpenAILLM:
             urls = [settings.reader_base_url] if settings.reader_base_url else urls
             model = settings.reader_model or model
         if not urls:
-            raise BackendError(BACKEND, "no base_url set (e.g. --base-url http://host:8000/v1)")
+            raise ConfigError("the openai backend needs --base-url (e.g. http://host:8000/v1)")
         return cls(
             urls,
             model=model,
@@ -200,6 +200,7 @@ class OpenAILLM:
     async def _render_uncached(self, messages: tuple[Message, ...]) -> str:
         if self._local is not None:
             return self._local(messages)
+        await self._discover()  # vLLM's /tokenize wants the model name
         root = _root(self._pick_base(messages))
         try:
             return await self._retrying(
@@ -286,7 +287,7 @@ class OpenAILLM:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_backoff_s * 4)
-        backoff = min(self.max_backoff_s, self.backoff_s * 2**attempt)
+        backoff = min(self.max_backoff_s, self.backoff_s * 2.0**attempt)
         return backoff * (0.5 + random.random() / 2)  # jitter spreads retrying clients
 
     async def _complete_request(
@@ -337,6 +338,8 @@ class OpenAILLM:
     def _http_error(self, url: str, response: httpx.Response) -> BackendError:
         status = response.status_code
         message = wire.body_message(response.text)
+        if self._secret:  # some servers quote the key they rejected
+            message = message.replace(self._secret, "***")
         if wire.is_overflow(status, message):
             return ContextOverflowError(BACKEND, f"{url}: {message}", status=status)
         if status == 404:
@@ -396,10 +399,24 @@ def _completion(
     )
 
 
+# Failures where the server never started (or visibly dropped) the work: safe to resend.
+_RETRYABLE_TRANSPORT = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.RemoteProtocolError,
+    httpx.ReadError,
+)
+
+
 def _transport_error(url: str, error: httpx.TransportError) -> BackendError:
     kind = type(error).__name__
+    if isinstance(error, httpx.TimeoutException) and not isinstance(error, httpx.ConnectTimeout):
+        # A read timeout means a generation still running or a stuck server; resending
+        # would start the whole generation again, so it is reported, not retried.
+        return BackendError(BACKEND, f"{url}: no answer within the read timeout ({kind})")
     detail = str(error) or kind
-    return BackendError(BACKEND, f"cannot reach {url}: {kind}: {detail}", retryable=True)
+    retryable = isinstance(error, _RETRYABLE_TRANSPORT)
+    return BackendError(BACKEND, f"cannot reach {url}: {kind}: {detail}", retryable=retryable)
 
 
 def _names_extra(error: BackendError) -> bool:

@@ -63,8 +63,9 @@ _DS_EOS = "<｜end▁of▁sentence｜>"
 def deepseek(messages: Sequence[Message]) -> str:
     """DeepSeek-R1's native format: system text right after BOS, role tags, open think.
 
-    >>> deepseek([Message("system", "S"), Message("user", "Q")])[-30:]
-    'S<｜User｜>Q<｜Assistant｜><think>\\n'
+    >>> deepseek([Message("system", "S"), Message("user", "Q")]).endswith(
+    ...     "S<｜User｜>Q<｜Assistant｜><think>\\n")
+    True
     """
     parts = [_DS_BOS]
     parts += [m.content for m in messages if m.role == "system"]

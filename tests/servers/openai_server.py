@@ -1,0 +1,339 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests: no mocks, the real wire.
+
+    with openai_server(lambda body: "I think <|begin_search_query|>x<|end_search_query|>") as s:
+        llm = OpenAILLM(s.url, model="fake-model")
+
+`respond(body)` receives the parsed request JSON (with "prompt" for /v1/completions or
+"messages" for /v1/chat/completions) and returns the model's whole would-be text. The server
+then behaves like a real one: it cuts the text at the first stop string (keeping the stop
+string only when `return_stop`, like vLLM's include_stop_str_in_output; dropping it like
+llama.cpp otherwise), cuts at `max_tokens` (a token is 4 characters; finish "length"),
+streams SSE when asked, reports usage, and answers GET /v1/models.
+
+Only stdlib: ThreadingHTTPServer in a daemon thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Respond = Callable[[dict[str, Any]], str]
+ApplyTemplate = Callable[[list[dict[str, str]]], str]
+COMPLETION_PATHS = ("/v1/completions", "/v1/chat/completions")
+CHUNK_CHARS = 4
+
+
+class FakeOpenAIServer:
+    """Handle on a running fake server.
+
+    `requests`: every request received, in order, as (path, body); GET bodies are {}.
+    This includes discovery (GET /v1/models) and template probes (POST /apply-template,
+    /tokenize), which a client may send before its first completion; use
+    `completion_requests` for only the completion bodies. `headers`: the request headers,
+    parallel to `requests`.
+    """
+
+    def __init__(self, httpd: ThreadingHTTPServer, thread: threading.Thread) -> None:
+        self._httpd = httpd
+        self._thread = thread
+        host, port = httpd.server_address[:2]
+        self.base = f"http://{host!s}:{port}"
+        self.url = self.base + "/v1"
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.headers: list[dict[str, str]] = []
+
+    @property
+    def completion_requests(self) -> list[dict[str, Any]]:
+        return [body for path, body in self.requests if path in COMPLETION_PATHS]
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+class _Config:
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+        self.failures_left: int = kw["fail_first"]
+        self.lock = threading.Lock()
+
+
+def _cut(text: str, body: dict[str, Any], return_stop: bool) -> tuple[str, str, str | None]:
+    """(text as the server returns it, finish_reason, matched stop) like a real server."""
+    stops = body.get("stop") or []
+    stops = [stops] if isinstance(stops, str) else stops
+    cut, matched = len(text), None
+    for s in stops:
+        i = text.find(s) if s else -1
+        if 0 <= i < cut:
+            cut, matched = i, s
+    out = text[:cut] + (matched if matched and return_stop else "")
+    finish = "stop"
+    limit = body.get("max_tokens")
+    if isinstance(limit, int) and len(out) > limit * 4:
+        out, finish, matched = out[: limit * 4], "length", None
+    return out, finish, matched
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    if isinstance(body.get("prompt"), str):
+        return str(body["prompt"])
+    return "".join(str(m.get("content") or "") for m in body.get("messages") or [])
+
+
+def _tokens(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "FakeOpenAI/1.0"
+    protocol_version = "HTTP/1.1"
+    cfg: _Config
+    handle_ref: FakeOpenAIServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        return None
+
+    # ---- plumbing ----
+
+    def _record(self, body: dict[str, Any]) -> None:
+        with self.cfg.lock:
+            self.handle_ref.requests.append((self.path, body))
+            self.handle_ref.headers.append({k.lower(): v for k, v in self.headers.items()})
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        payload = {"error": {"message": message, "type": "BadRequestError", "code": status}}
+        self._send(status, payload, headers)
+
+    # ---- routes ----
+
+    def do_GET(self) -> None:
+        self._record({})
+        if self.path.rstrip("/") != "/v1/models":
+            return self._error(404, f"no route {self.path}")
+        # Who a client thinks it talks to: vLLM returns stop strings on request, llama.cpp not.
+        owner = self.cfg.owned_by or ("vllm" if self.cfg.return_stop else "llamacpp")
+        entries = []
+        for model_id in self.cfg.models:
+            entry: dict[str, Any] = {"id": model_id, "object": "model", "owned_by": owner}
+            if self.cfg.context_length:
+                entry["max_model_len"] = self.cfg.context_length
+            entries.append(entry)
+        self._send(200, {"object": "list", "data": entries})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            self._record({})
+            return self._error(400, "request body is not JSON")
+        self._record(body)
+        if self.path == "/apply-template" and self.cfg.apply_template:
+            return self._send(200, {"prompt": self.cfg.apply_template(body["messages"])})
+        if self.path not in COMPLETION_PATHS:
+            return self._error(404, f"no route {self.path}")
+        rejected = [f for f in self.cfg.reject_fields if f in body]
+        if rejected:
+            return self._error(400, f"Unrecognized request argument supplied: {rejected[0]}")
+        if self._should_fail():
+            return
+        self._complete(body)
+
+    def _should_fail(self) -> bool:
+        cfg = self.cfg
+        with cfg.lock:
+            failing = cfg.failures_left > 0
+            cfg.failures_left -= 1 if failing else 0
+        status = cfg.always_fail_status or (cfg.fail_status if failing else None)
+        if status is None:
+            return False
+        headers = {"Retry-After": str(cfg.retry_after)} if cfg.retry_after is not None else {}
+        self._error(status, f"simulated failure {status}", headers)
+        return True
+
+    def _complete(self, body: dict[str, Any]) -> None:
+        cfg = self.cfg
+        model = body.get("model")
+        if model is not None and model not in cfg.models:
+            return self._error(404, f"The model `{model}` does not exist.")
+        prompt = _prompt_text(body)
+        if cfg.context_length and _tokens(prompt) > cfg.context_length:
+            message = (
+                f"This model's maximum context length is {cfg.context_length} tokens. "
+                f"However, you requested {_tokens(prompt)} tokens in the messages."
+            )
+            return self._error(400, message)
+        text, finish, matched = _cut(cfg.respond(body), body, cfg.return_stop)
+        if cfg.malformed:
+            return self._send_malformed(body)
+        chat = self.path.endswith("/chat/completions")
+        usage = {
+            "prompt_tokens": _tokens(prompt),
+            "completion_tokens": _tokens(text),
+            "total_tokens": _tokens(prompt) + _tokens(text),
+        }
+        extra, top = self._stop_info(body, matched)
+        if body.get("stream"):
+            return self._stream(body, chat, text, finish, usage, (extra, top))
+        choice: dict[str, Any] = {"index": 0, "finish_reason": finish, **extra}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": text}
+        else:
+            choice["text"] = text
+        self._send(200, self._envelope(chat, [choice], usage=usage, **top))
+
+    def _stop_info(
+        self, body: dict[str, Any], matched: str | None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(fields for the choice, fields for the envelope) that tell which stop matched.
+
+        Like vLLM (return_stop=True): choices[].stop_reason. Like llama.cpp
+        (return_stop=False): only `__verbose.stopping_word`, and only when the request
+        asked for `verbose`.
+        """
+        if self.cfg.return_stop:
+            return {"stop_reason": matched}, {}
+        if body.get("verbose"):
+            word = matched or ""
+            return {}, {
+                "__verbose": {"stop_type": "word" if word else "eos", "stopping_word": word}
+            }
+        return {}, {}
+
+    def _envelope(self, chat: bool, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        return {
+            "id": "cmpl-fake",
+            "object": "chat.completion" if chat else "text_completion",
+            "created": int(time.time()),
+            "model": self.cfg.model,
+            "choices": choices,
+            **{k: v for k, v in extra.items() if v is not None},
+        }
+
+    def _send_malformed(self, body: dict[str, Any]) -> None:
+        if body.get("stream"):
+            self._start_sse()
+            self._sse_raw(b'data: {"choices": [{"text": "x"\n\n')
+            self._sse_raw(b"data: [DONE]\n\n")
+            return self._end_sse()
+        self._send(200, b'{"choices": [{"text": "unterminated')
+
+    # ---- SSE ----
+
+    def _start_sse(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _sse_raw(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _end_sse(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _sse(self, payload: dict[str, Any]) -> None:
+        self._sse_raw(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+    def _stream(
+        self,
+        body: dict[str, Any],
+        chat: bool,
+        text: str,
+        finish: str,
+        usage: dict[str, int],
+        stop_info: tuple[dict[str, Any], dict[str, Any]],
+    ) -> None:
+        extra, top = stop_info
+        self._start_sse()
+        if chat:
+            self._sse(self._envelope(chat, [{"index": 0, "delta": {"role": "assistant"}}]))
+        for i in range(0, len(text), CHUNK_CHARS):
+            piece = text[i : i + CHUNK_CHARS]
+            content = {"delta": {"content": piece}} if chat else {"text": piece}
+            self._sse(self._envelope(chat, [{"index": 0, "finish_reason": None, **content}]))
+        last = {"delta": {}} if chat else {"text": ""}
+        final = [{"index": 0, "finish_reason": finish, **last, **extra}]
+        self._sse(self._envelope(chat, final, **top))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            self._sse(self._envelope(chat, [], usage=usage))
+        self._sse_raw(b"data: [DONE]\n\n")
+        self._end_sse()
+
+
+@contextmanager
+def openai_server(
+    respond: Respond,
+    *,
+    model: str = "fake-model",
+    return_stop: bool = True,
+    context_length: int | None = None,
+    models: list[str] | None = None,
+    fail_first: int = 0,
+    fail_status: int = 429,
+    retry_after: float | None = None,
+    always_fail_status: int | None = None,
+    malformed: bool = False,
+    apply_template: ApplyTemplate | None = None,
+    owned_by: str | None = None,
+    reject_fields: tuple[str, ...] = (),
+) -> Iterator[FakeOpenAIServer]:
+    """Run a fake OpenAI-compatible server on a free loopback port for the `with` block.
+
+    `fail_first=N` answers the first N completion requests with `fail_status` (plus a
+    Retry-After header when `retry_after` is given); `always_fail_status` fails every
+    completion request; `malformed` answers completions with invalid JSON;
+    `apply_template(messages) -> str` serves llama.cpp's POST /apply-template.
+    GET /v1/models says `owned_by` "vllm" when `return_stop` else "llamacpp" (as those
+    servers do), unless `owned_by` is given. `reject_fields` makes it strict like OpenAI's
+    hosted API: a request holding any of those fields gets a 400 naming it.
+    """
+    cfg = _Config(
+        respond=respond,
+        model=model,
+        return_stop=return_stop,
+        context_length=context_length,
+        models=list(models) if models else [model],
+        fail_first=fail_first,
+        fail_status=fail_status,
+        retry_after=retry_after,
+        always_fail_status=always_fail_status,
+        malformed=malformed,
+        apply_template=apply_template,
+        owned_by=owned_by,
+        reject_fields=reject_fields,
+    )
+    handler = type("Handler", (_Handler,), {"cfg": cfg})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(
+        target=httpd.serve_forever, args=(0.02,), name="fake-openai", daemon=True
+    )
+    server = FakeOpenAIServer(httpd, thread)
+    handler.handle_ref = server
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.stop()

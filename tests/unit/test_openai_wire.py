@@ -1,0 +1,80 @@
+"""Pure functions of the OpenAI wire format: discovery, replies, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from search_o1.llm import _openai_wire as wire
+
+
+def test_vllm_models_give_kind_ids_and_context() -> None:
+    payload = {"data": [{"id": "Qwen/QwQ-32B", "owned_by": "vllm", "max_model_len": 32768}]}
+    assert wire.parse_models(payload) == wire.ServerInfo("vllm", ("Qwen/QwQ-32B",), 32768)
+
+
+def test_llamacpp_models_prefer_loaded_context_over_training() -> None:
+    entry = {"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": 4096, "n_ctx_train": 8192}}
+    assert wire.parse_models({"data": [entry]}) == wire.ServerInfo("llamacpp", ("m",), 4096)
+    assert wire.props_context({"default_generation_settings": {"n_ctx": 2048}}) == 2048
+
+
+@pytest.mark.parametrize("payload", [None, [], {"data": "x"}, {"data": [1, {"id": ""}]}])
+def test_odd_models_payloads_are_empty(payload: object) -> None:
+    assert wire.parse_models(payload) == wire.ServerInfo()
+
+
+def test_llamacpp_verbose_names_the_stop_string() -> None:
+    payload = {
+        "choices": [{"text": "q", "finish_reason": "stop"}],
+        "__verbose": {"stop_type": "word", "stopping_word": "<|end_search_query|>"},
+    }
+    assert wire.parse_reply(payload).server_stop == "<|end_search_query|>"
+
+
+def test_vllm_stop_reason_token_id_is_not_a_stop_string() -> None:
+    reply = wire.parse_reply(
+        {"choices": [{"text": "a", "finish_reason": "stop", "stop_reason": 2}]}
+    )
+    assert reply.server_stop is None and reply.prompt_tokens is None
+
+
+@pytest.mark.parametrize("payload", [[], {"choices": []}, {"choices": ["x"]}, "text"])
+def test_malformed_replies_raise_value_error(payload: object) -> None:
+    with pytest.raises(ValueError):
+        wire.parse_reply(payload)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "This model's maximum context length is 4096 tokens. However, you requested 5000",
+        "request (9001 tokens) exceeds the available context size (8192 tokens)",
+        "Input prompt is too long",
+    ],
+)
+def test_overflow_messages(message: str) -> None:
+    assert wire.is_overflow(400, message)
+
+
+def test_other_400s_are_not_overflow() -> None:
+    assert not wire.is_overflow(400, "stop sequences exceed the limit of 4")
+    assert not wire.is_overflow(500, "maximum context length")
+
+
+def test_retry_after_forms() -> None:
+    assert wire.retry_after_s("2") == 2.0
+    assert wire.retry_after_s("-3") == 0.0
+    assert wire.retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert wire.retry_after_s("soon") is None and wire.retry_after_s(None) is None
+
+
+def test_error_message_shapes() -> None:
+    assert wire.body_message('{"error": {"message": "bad"}}') == "bad"
+    assert wire.body_message('{"detail": "nope"}') == "nope"
+    assert wire.body_message("<html>oops</html>") == "<html>oops</html>"
+    assert wire.body_message("") == "(empty body)"
+
+
+def test_sse_lines() -> None:
+    assert wire.sse_data('data: {"a": 1}') == '{"a": 1}'
+    assert wire.sse_data(": ping") is None and wire.sse_data("event: x") is None
