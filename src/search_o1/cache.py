@@ -209,8 +209,9 @@ class Cache:
         return str(found[0]) if found else None
 
     def _rows(self, run: str | None) -> Iterator[tuple[str, str, str, str, bytes, float]]:
+        args: tuple[str, ...] = ()
         if run is None:
-            sql, args = "SELECT * FROM entries ORDER BY created", ()
+            sql = "SELECT * FROM entries ORDER BY created"
         else:
             sql = (
                 "SELECT e.* FROM entries e JOIN uses u ON u.key = e.key "

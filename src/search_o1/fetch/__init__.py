@@ -1,0 +1,24 @@
+"""Reading web pages for the reader model: guarded fetching, text extraction, windows.
+
+`build_documents(settings)` is the entry point the pipeline uses; the pieces are public
+for users who fetch pages themselves.
+"""
+
+from search_o1.fetch.documents import WebDocuments, build_documents
+from search_o1.fetch.extract import EXTRACTOR_VERSION, extract_text
+from search_o1.fetch.fetcher import FetchConfig, FetchError, Page, PageFetcher
+from search_o1.fetch.guard import BlockedURLError, HostPolicy, is_public_address
+
+__all__ = [
+    "EXTRACTOR_VERSION",
+    "BlockedURLError",
+    "FetchConfig",
+    "FetchError",
+    "HostPolicy",
+    "Page",
+    "PageFetcher",
+    "WebDocuments",
+    "build_documents",
+    "extract_text",
+    "is_public_address",
+]

@@ -14,7 +14,7 @@ from search_o1.cache import Cache
 from search_o1.search.base import Search
 from search_o1.types import Hit
 
-__all__ = ["CachedSearch", "Cacheable"]
+__all__ = ["Cacheable", "CachedSearch"]
 
 
 @runtime_checkable

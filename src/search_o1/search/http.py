@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import hashlib
 import html
 import os
 import random
@@ -137,8 +138,16 @@ class HTTPSearch:
         raise NotImplementedError
 
     def cache_identity(self) -> dict[str, Any]:
-        """Everything besides query and k that changes results (never the key)."""
-        return {"backend": self.name, "endpoint": self.endpoint}
+        """Everything besides query and k that changes results (never the key).
+
+        An endpoint may carry a secret (user:pass@, ?token=): the cache and its exports
+        keep the endpoint without user info and only a digest of its query string.
+        """
+        url = httpx.URL(self.endpoint)
+        endpoint = str(url.copy_with(userinfo=b"", query=None))
+        if url.query:
+            endpoint += "?sha256=" + hashlib.sha256(url.query).hexdigest()[:16]
+        return {"backend": self.name, "endpoint": endpoint}
 
     # ---- the shared machinery -----------------------------------------------------
 

@@ -43,9 +43,9 @@ class RetrieverSearch(HTTPSearch):
         hits = []
         for n, item in enumerate(groups[0]):
             # Servers started with return_scores false send bare documents.
-            doc = item["document"] if "document" in item else item
+            doc = item.get("document", item)
             title, text = split_contents(str(doc["contents"]))
-            score = item.get("score") if "document" in item else None
+            score = item.get("score") if doc is not item else None
             hits.append(
                 Hit(
                     id=str(doc.get("id", n)),

@@ -1,0 +1,95 @@
+"""`search-o1 cache stats|export|import`: inspect the store, share a run's entries.
+
+`export FILE --run RUN_ID` writes exactly the searches and pages one recorded run used,
+so someone else can `import` them and reproduce that run with `--cache replay`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from search_o1.cache import Cache
+from search_o1.config import load_settings
+from search_o1.errors import ConfigError
+
+_path_option = click.option(
+    "--cache-path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The cache file (default: the cache_path setting, .search-o1/cache.sqlite).",
+)
+
+
+def _open(cache_path: str | None, *, must_exist: bool = True) -> Cache:
+    path = Path(load_settings({"cache_path": cache_path}).cache_path)
+    if must_exist and not path.exists():
+        raise ConfigError(f"no cache at {path}")
+    return Cache(path, "record")
+
+
+@click.group("cache")
+def command() -> None:
+    """Inspect, export and import the search/page cache."""
+
+
+@command.command("stats")
+@_path_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def stats(cache_path: str | None, as_json: bool) -> None:
+    """Entries by kind, stored size, and the runs that used them."""
+    cache = _open(cache_path)
+    try:
+        s = cache.stats()
+    finally:
+        cache.close()
+    if as_json:
+        click.echo(json.dumps(s.to_dict()))
+        return
+    click.echo(f"cache: {s.path}")
+    click.echo(
+        f"searches: {s.entries.get('search', 0)}  pages: {s.entries.get('page', 0)}"
+        f"  stored: {s.bytes / 1e6:.2f} MB (compressed)"
+    )
+    for run, n in s.runs:
+        click.echo(f"run {run}: {n} entries")
+
+
+@command.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, writable=True))
+@click.option(
+    "--run",
+    "run",
+    default="all",
+    show_default=True,
+    help="A run id from `cache stats`, 'last', or 'all'.",
+)
+@_path_option
+def export(file: str, run: str, cache_path: str | None) -> None:
+    """Write entries to FILE (JSON lines) for `cache import` elsewhere."""
+    cache = _open(cache_path)
+    try:
+        chosen: str | None = None if run == "all" else run
+        if run == "last":
+            chosen = cache.last_run()
+            if chosen is None:
+                raise ConfigError(f"no recorded runs in {cache.path}")
+        count = cache.export(file, run=chosen)
+    finally:
+        cache.close()
+    click.echo(f"exported {count} entries to {file}")
+
+
+@command.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_path_option
+def import_(file: str, cache_path: str | None) -> None:
+    """Add the entries of an exported FILE to the cache (created if missing)."""
+    cache = _open(cache_path, must_exist=False)
+    try:
+        count = cache.import_file(file)
+    finally:
+        cache.close()
+    click.echo(f"imported {count} entries into {cache.path}")

@@ -1,0 +1,125 @@
+"""Hits -> the documents the reader model sees.
+
+- A hit with a URL (web search): fetch the page (through the shared cache), then take
+  the window around the sentence that best matches the hit's snippet (the paper's rule;
+  `window.best_window`). A failed fetch keeps the snippet with status "failed: <reason>";
+  with fetching off, the snippet with status "snippet-only".
+- A hit without a URL (local corpus, retriever): its own text, cut around the part that
+  best matches the query (`window.cut_document`), status "ok".
+
+Pages are cached as extracted full text keyed by (url, extractor version), so the window
+can differ per snippet while the download happens once. Failures are never cached. In
+replay mode a page the recording never fetched (for example, because its fetch failed
+then) comes back as "failed: cache replay: ..." naming the URL: the reader sees the
+snippet, as it did in the recording, and the trace says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from search_o1.cache import Cache, open_cache
+from search_o1.config import Settings
+from search_o1.errors import ReplayMissError
+from search_o1.fetch.extract import EXTRACTOR_VERSION
+from search_o1.fetch.fetcher import FetchConfig, FetchError, PageFetcher
+from search_o1.fetch.guard import HostPolicy
+from search_o1.types import Document, Hit
+from search_o1.window import best_window, cut_document
+
+__all__ = ["WebDocuments", "build_documents"]
+
+# The paper splits at most 50,000 characters of a page into sentences; more text only
+# costs time, the matching sentence of a search snippet is nearly always early.
+MAX_WINDOW_SOURCE = 50_000
+# What a cached page keeps (enough for any window, bounded for the store's size).
+MAX_STORED_CHARS = 200_000
+
+
+class WebDocuments:
+    """The DocumentReader for every backend: fetches web hits, cuts corpus hits.
+
+    `cache` is a zero-argument callable returning the shared Cache (or None), called at
+    the first page so corpus-only runs never open a cache file.
+    """
+
+    def __init__(
+        self,
+        fetcher: PageFetcher | None,
+        *,
+        max_doc_chars: int = 3000,
+        cache: Callable[[], Cache | None] = lambda: None,
+    ) -> None:
+        self.fetcher = fetcher
+        self.max_doc_chars = max_doc_chars
+        self._cache_factory = cache
+        self._inflight: dict[str, asyncio.Task[str]] = {}
+
+    async def read(self, query: str, hits: Sequence[Hit]) -> list[Document]:
+        return list(await asyncio.gather(*(self._document(query, h) for h in hits)))
+
+    async def _document(self, query: str, hit: Hit) -> Document:
+        if hit.url is None:
+            return Document(hit, cut_document(hit.text, query, self.max_doc_chars), "ok")
+        if self.fetcher is None:
+            return Document(hit, hit.snippet, "snippet-only")
+        try:
+            text = await self._page_text(hit.url)
+        except FetchError as e:
+            return Document(hit, hit.snippet, f"failed: {e.reason}")
+        except ReplayMissError as e:
+            return Document(hit, hit.snippet, f"failed: {e}")
+        window, _matched = best_window(
+            text[:MAX_WINDOW_SOURCE], hit.snippet or query, self.max_doc_chars
+        )
+        return Document(hit, window, "ok")
+
+    async def _page_text(self, url: str) -> str:
+        # One download per URL at a time, however many questions ask for it at once.
+        task = self._inflight.get(url)
+        if task is None:
+            task = asyncio.ensure_future(self._load(url))
+            self._inflight[url] = task
+            task.add_done_callback(lambda _t: self._inflight.pop(url, None))
+        # shield: one cancelled waiter must not cancel the download for the others.
+        return await asyncio.shield(task)
+
+    async def _load(self, url: str) -> str:
+        cache = self._cache_factory()
+        meta = {"url": url, "extractor": EXTRACTOR_VERSION}
+        if cache is not None:
+            stored = cache.get("page", meta, url)  # replay: raises on a miss
+            if stored is not None:
+                return str(stored["text"])
+        assert self.fetcher is not None
+        page = await self.fetcher.fetch(url)  # FetchError propagates; nothing is stored
+        text = page.text[:MAX_STORED_CHARS]
+        if cache is not None:
+            value = {"text": text, "final_url": page.url, "content_type": page.content_type}
+            cache.put("page", meta, url, value)
+        return text
+
+    async def aclose(self) -> None:
+        if self.fetcher is not None:
+            await self.fetcher.aclose()
+
+
+def build_documents(settings: Settings) -> WebDocuments:
+    """The document step for a run: fetching per `settings.fetch`, the shared cache,
+    `max_fetch_concurrency`, `allow_private_hosts`, `max_doc_chars`.
+
+    A `page_reader_url` setting (Jina Reader style), when the Settings have one, routes
+    every fetch through that service.
+    """
+    fetcher = None
+    if settings.fetch:
+        config = FetchConfig(
+            connect_timeout_s=settings.connect_timeout_s,
+            max_concurrency=settings.max_fetch_concurrency,
+            reader_url=getattr(settings, "page_reader_url", None),
+        )
+        fetcher = PageFetcher(config, HostPolicy(allow_private=settings.allow_private_hosts))
+    return WebDocuments(
+        fetcher, max_doc_chars=settings.max_doc_chars, cache=lambda: open_cache(settings)
+    )
