@@ -36,13 +36,17 @@ def _refuse_sockets() -> None:
 
     socket.socket = _Refused  # type: ignore[misc]
     _socket.socket = _Refused  # type: ignore[misc]
-    socket.create_connection = _Refused  # type: ignore[assignment]
+    socket.create_connection = _Refused
     socket.socketpair = _Refused  # type: ignore[assignment]
 
 
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def _run_script(path: str) -> None:
-    source = open(path, encoding="utf-8").read()
-    code = compile(source, "solution.py", "exec")
+    code = compile(_read(path), "solution.py", "exec")
     exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
 
 
@@ -62,11 +66,11 @@ def _pick_method(cls: type, n_args: int, wanted: str | None) -> Any:
 def _call(path: str, args_path: str, result_path: str, wanted: str | None) -> None:
     namespace: dict[str, Any] = {"__name__": "solution", "__builtins__": __builtins__}
     exec(compile(_PRELUDE, "prelude", "exec"), namespace)
-    exec(compile(open(path, encoding="utf-8").read(), "solution.py", "exec"), namespace)
+    exec(compile(_read(path), "solution.py", "exec"), namespace)
     cls = namespace.get("Solution")
     if not isinstance(cls, type):
         raise LookupError("no class Solution in the program")
-    lines = [ln for ln in open(args_path, encoding="utf-8").read().split("\n") if ln.strip()]
+    lines = [ln for ln in _read(args_path).split("\n") if ln.strip()]
     args = [json.loads(ln) for ln in lines]
     result = _pick_method(cls, len(args), wanted)(*args)
     with open(result_path, "w", encoding="utf-8") as f:

@@ -207,8 +207,10 @@ _LETTER = re.compile(r"^\(?([A-Z])\)?(?:[.:)]|\s|$)|^\(?([a-z])\)?$")
 def choice_letter(prediction: str | None, letters: str = "ABCD") -> str | None:
     """The option letter a prediction names, or None when it names none clearly.
 
-    >>> choice_letter("(B)"), choice_letter(r"\\text{C}"), choice_letter("D. 42"), choice_letter("E")
-    ('B', 'C', 'D', None)
+    >>> choice_letter("(B)"), choice_letter(r"\\text{C}"), choice_letter("D. 42")
+    ('B', 'C', 'D')
+    >>> choice_letter("E") is None
+    True
     >>> choice_letter("Because") is None
     True
     """

@@ -44,8 +44,13 @@ class Limits:
     max_output_mb: int = 16
 
 
+DEFAULT_LIMITS = Limits()
+
+
 @dataclass(frozen=True)
 class TestCase:
+    __test__ = False  # not a pytest class, despite the name
+
     input: str
     output: str
     kind: Literal["stdin", "functional"] = "stdin"
@@ -53,6 +58,8 @@ class TestCase:
 
 @dataclass(frozen=True)
 class TestResult:
+    __test__ = False
+
     status: Literal["passed", "wrong_answer", "timeout", "error"]
     detail: str = ""
     time_s: float = 0.0
@@ -229,7 +236,7 @@ def _read_text(work: Path, name: str, limit: int = 1 << 20) -> str:
         return f.read(limit).decode("utf-8", errors="replace")
 
 
-def run_program(code: str, stdin: str = "", *, limits: Limits = Limits()) -> _Raw:
+def run_program(code: str, stdin: str = "", *, limits: Limits = DEFAULT_LIMITS) -> _Raw:
     """Run `code` as a script with `stdin`; what it printed, its exit code, whether it timed out."""
     with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as workdir:
         (Path(workdir) / "solution.py").write_text(code, encoding="utf-8")
@@ -251,8 +258,10 @@ def _close(a: str, b: str) -> bool:
 def outputs_match(got: str, expected: str) -> bool:
     """Judge-style comparison: line by line, whitespace-insensitive, floats to 1e-6.
 
-    >>> outputs_match("3 \\n\\n", "3\\n"), outputs_match("0.3333333", "0.33333333"), outputs_match("1", "2")
-    (True, True, False)
+    >>> outputs_match("3 \\n\\n", "3\\n"), outputs_match("0.3333333", "0.33333333")
+    (True, True)
+    >>> outputs_match("1", "2")
+    False
     """
     a, b = _lines(got), _lines(expected)
     if a == b:
@@ -299,7 +308,7 @@ def _judge(raw: _Raw, expected: str, result: str | None) -> TestResult:
 
 
 def run_test(
-    code: str, test: TestCase, *, limits: Limits = Limits(), method: str | None = None
+    code: str, test: TestCase, *, limits: Limits = DEFAULT_LIMITS, method: str | None = None
 ) -> TestResult:
     """Run one test case: stdin/stdout, or a `class Solution` method called with JSON args."""
     with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as workdir:
@@ -325,7 +334,11 @@ def run_test(
 
 
 def run_tests(
-    code: str, tests: Sequence[TestCase], *, limits: Limits = Limits(), method: str | None = None
+    code: str,
+    tests: Sequence[TestCase],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    method: str | None = None,
 ) -> CodeResult:
     """Run tests in order, stopping at the first failure (pass@1 needs all of them)."""
     results: list[TestResult] = []

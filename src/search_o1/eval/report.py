@@ -1,0 +1,206 @@
+"""Reading finished runs: summary.md, runs side by side, a per-item diff, a scaling plot.
+
+Tables are Markdown, so the same text reads well in a terminal, a README and a PR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from search_o1.errors import ConfigError
+from search_o1.eval import runfiles
+from search_o1.eval.datasets import title_of
+from search_o1.eval.scoring import COLUMNS
+
+_NAMES = {
+    "em": "EM", "f1": "F1", "acc": "Acc", "valid": "Valid", "math_equal": "Math-Verify",
+    "string_equal": "Str-Equal", "pass@1": "Pass@1",
+}  # fmt: skip
+# The paper's per-domain columns: GPQA by domain, LiveCodeBench by difficulty.
+_PAPER_GROUP = {"choice": "domain", "code": "difficulty"}
+
+
+@dataclass
+class Run:
+    path: Path
+    config: dict[str, Any]
+    metrics: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return self.path.name or str(self.path)
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        return runfiles.read_records(self.path)
+
+
+def load_run(path: Path) -> Run:
+    return Run(
+        path,
+        runfiles.read_json(path / runfiles.CONFIG),
+        runfiles.read_json(path / runfiles.METRICS),
+    )
+
+
+def _pct(value: Any) -> str:
+    return f"{100 * float(value):.1f}" if isinstance(value, int | float) else "–"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _paper_row(metrics: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """Header and values shaped like the paper's table for this task."""
+    task, primary = metrics["task"], metrics["primary"]
+    group = _PAPER_GROUP.get(task)
+    labels = list(metrics.get("breakdowns", {}).get(group, {})) if group else []
+    if labels:
+        cells = [metrics["breakdowns"][group][lb].get(primary) for lb in labels]
+        header = [*(lb[:4].title() for lb in labels), f"Overall ({_NAMES[primary]})"]
+        return header, [*(_pct(c) for c in cells), _pct(metrics["overall"].get(primary))]
+    cols = [c for c in COLUMNS[task] if c != "valid"]
+    return [_NAMES[c] for c in cols], [_pct(metrics["overall"].get(c)) for c in cols]
+
+
+def render_summary(metrics: Mapping[str, Any]) -> str:
+    """summary.md for one run: the paper-shaped row, counts, backoff and breakdowns."""
+    title = title_of(str(metrics["dataset"]))
+    header, values = _paper_row(metrics)
+    rows = [[str(metrics["method"]), *values]]
+    backoff = metrics.get("backoff")
+    if backoff:
+        cols = [c for c in COLUMNS[metrics["task"]] if c != "valid"]
+        rows.append([f"{metrics['method']} + backoff", *(_pct(backoff.get(c)) for c in cols)])
+        if len(cols) != len(values):
+            rows[-1] += ["–"] * (len(values) - len(cols))
+    parts = [f"# {title} · {metrics['method']}", "", _table(["Method", *header], rows), ""]
+    parts.append(
+        f"{metrics['n']} of {metrics['items']} items scored · valid answers "
+        f"{metrics['num_valid']} of {metrics['n']} · missing {metrics['missing']} · "
+        f"malformed rows skipped {metrics['skipped_rows']}"
+    )
+    if backoff:
+        parts.append(f"backoff: {int(backoff['replaced'])} invalid answers took the direct run's")
+    for group, labels in metrics.get("breakdowns", {}).items():
+        cols = [c for c in COLUMNS[metrics["task"]] if c != "valid"]
+        table_rows = [
+            [label, str(int(v["n"])), *(_pct(v.get(c)) for c in cols)]
+            for label, v in labels.items()
+        ]
+        parts += [
+            "",
+            f"## By {group}",
+            "",
+            _table([group, "n", *(_NAMES[c] for c in cols)], table_rows),
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def _columns_of(run: Run) -> list[tuple[str, Any]]:
+    m = run.metrics
+    out = [(f"{_NAMES.get(c, c)}", v) for c, v in m["overall"].items()]
+    if m.get("backoff"):
+        out += [
+            (f"{_NAMES.get(c, c)} +backoff", v) for c, v in m["backoff"].items() if c != "replaced"
+        ]
+    for group, labels in m.get("breakdowns", {}).items():
+        out += [
+            (f"{group}={label} {_NAMES[m['primary']]}", v.get(m["primary"]))
+            for label, v in labels.items()
+        ]
+    return out
+
+
+def side_by_side(runs: Sequence[Run]) -> str:
+    """Every metric of every run, one column per run (values in percent)."""
+    header = ["", *(f"{r.label}" for r in runs)]
+    info = [
+        ["dataset", *(str(r.metrics["dataset"]) for r in runs)],
+        ["method", *(str(r.metrics["method"]) for r in runs)],
+        ["items", *(f"{r.metrics['n']}/{r.metrics['items']}" for r in runs)],
+    ]
+    keys: list[str] = []
+    values: list[dict[str, Any]] = []
+    for run in runs:
+        cols = dict(_columns_of(run))
+        keys += [k for k in cols if k not in keys]
+        values.append(cols)
+    rows = info + [[k, *(_pct(v.get(k)) for v in values)] for k in keys]
+    tokens = [["mean tokens", *(_mean_tokens(r) for r in runs)]]
+    searches = [["mean searches", *(f"{r.metrics['searches']['mean']:.2f}" for r in runs)]]
+    return _table(header, rows + tokens + searches)
+
+
+def _mean_tokens(run: Run) -> str:
+    n = run.metrics.get("n") or 0
+    total = run.metrics.get("tokens", {}).get("completion", 0)
+    return f"{total / n:.0f}" if n else "–"
+
+
+def diff(a: Run, b: Run, *, all_changes: bool = False) -> str:
+    """Items whose primary metric differs between two runs (or any prediction, with all)."""
+    primary = a.metrics["primary"]
+    ra, rb = a.records(), b.records()
+    rows: list[list[str]] = []
+    a_only = b_only = 0
+    for item_id in [i for i in ra if i in rb]:
+        x, y = ra[item_id], rb[item_id]
+        sx, sy = x["metrics"].get(primary, 0.0), y["metrics"].get(primary, 0.0)
+        a_only += sx > sy
+        b_only += sy > sx
+        if sx != sy or (all_changes and x.get("prediction") != y.get("prediction")):
+            gold = "; ".join(map(str, x.get("gold", [])))[:40]
+            rows.append([item_id, gold, _cell(x.get("prediction")), _cell(y.get("prediction")),
+                         _pct(sx), _pct(sy)])  # fmt: skip
+    head = f"{a.label}: {a_only} better · {b.label}: {b_only} better · {len(rows)} shown\n\n"
+    header = ["id", "gold", f"{a.label}", f"{b.label}", f"{primary} A", f"{primary} B"]
+    return head + _table(header, rows)
+
+
+def _cell(value: Any) -> str:
+    text = "(none)" if value is None else str(value).replace("\n", " ").replace("|", "\\|")
+    return text[:60]
+
+
+def _setting(run: Run, name: str) -> Any:
+    for section in ("settings", "run"):
+        value = run.config.get(section, {}).get(name)
+        if value is not None:
+            return value
+    raise ConfigError(f"{run.path}: no setting {name!r} in config.json")
+
+
+def plot(runs: Sequence[Run], *, x: str, metric: str, out: Path) -> Path:
+    """A PNG of `metric` against setting `x`, one line per (dataset, method)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    series: dict[str, list[tuple[float, float]]] = {}
+    for run in runs:
+        value = run.metrics["overall"].get(metric)
+        if value is None:
+            raise ConfigError(
+                f"{run.path}: no metric {metric!r}; has {', '.join(run.metrics['overall'])}"
+            )
+        key = f"{title_of(run.metrics['dataset'])} · {run.metrics['method']}"
+        series.setdefault(key, []).append((float(_setting(run, x)), 100 * float(value)))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for key, points in sorted(series.items()):
+        xs, ys = zip(*sorted(points), strict=True)
+        ax.plot(xs, ys, marker="o", label=key)
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{_NAMES.get(metric, metric)} (%)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

@@ -1,0 +1,160 @@
+"""Score one item's prediction for its task, and aggregate records into a run's metrics.
+
+Aggregation reads only the records (results.jsonl), never the dataset, so `report` and
+`--backoff` work on finished runs alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from search_o1.eval.metrics import choice_scores, math_scores, mean, qa_scores
+from search_o1.eval.rows import Item
+from search_o1.eval.sandbox import DEFAULT_LIMITS, CodeResult, Limits, TestCase, run_tests
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "qa": ("em", "f1", "acc", "valid"),
+    "multihop": ("em", "f1", "acc", "valid"),
+    "math": ("math_equal", "string_equal", "valid"),
+    "choice": ("acc", "valid"),
+    "code": ("pass@1", "valid"),
+}
+# Which item fields split the results, per task (the paper's per-domain columns and more).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "choice": ("domain",),
+    "code": ("difficulty",),
+    "math": ("level", "subject"),
+    "multihop": ("hops", "type"),
+    "qa": (),
+}
+
+_sandbox_gate: asyncio.Semaphore | None = None
+
+
+def _gate() -> asyncio.Semaphore:
+    """At most one sandboxed program per CPU, however many questions run at once."""
+    global _sandbox_gate
+    if _sandbox_gate is None:
+        _sandbox_gate = asyncio.Semaphore(os.cpu_count() or 2)
+    return _sandbox_gate
+
+
+async def score_code(
+    code: str | None, item: Item, limits: Limits
+) -> tuple[dict[str, float], CodeResult | None]:
+    if not code or not code.strip():
+        return {"pass@1": 0.0, "valid": 0.0}, None
+    tests = [TestCase(t["input"], t["output"], t["kind"]) for t in item.meta.get("tests", [])]
+    method = item.meta.get("func_name")
+    async with _gate():
+        result = await asyncio.to_thread(run_tests, code, tests, limits=limits, method=method)
+    return {"pass@1": float(result.passed), "valid": 1.0}, result
+
+
+async def score_item(
+    item: Item,
+    prediction: str | None,
+    task: str,
+    *,
+    integer_answers: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[dict[str, float], dict[str, Any] | None]:
+    """(metric columns, extra detail such as the code run) for one prediction."""
+    if task == "code":
+        scores, result = await score_code(prediction, item, limits)
+        return scores, result.to_dict() if result else None
+    if task == "math":
+        return math_scores(prediction, item.gold[0], integer=integer_answers), None
+    if task == "choice":
+        return choice_scores(prediction, item.gold[0]), None
+    scores = qa_scores(prediction, item.gold)
+    scores["valid"] = float(prediction is not None and bool(prediction.strip()))
+    return scores, None
+
+
+def groups_of(item: Item, task: str) -> dict[str, str]:
+    """The breakdown labels of an item, e.g. {"domain": "Physics"}."""
+    return {g: str(item.meta[g]) for g in GROUPS.get(task, ()) if item.meta.get(g) is not None}
+
+
+def _means(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> dict[str, float]:
+    return {c: mean(float(r["metrics"].get(c, 0.0)) for r in records) for c in columns}
+
+
+def breakdowns(
+    records: Sequence[Mapping[str, Any]], columns: Sequence[str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """{group: {label: {"n": count, column: mean, ...}}}, labels sorted."""
+    by: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        for group, label in (r.get("groups") or {}).items():
+            by[group][label].append(r)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for group, labels in sorted(by.items()):
+        out[group] = {
+            label: {"n": float(len(rs)), **_means(rs, columns)}
+            for label, rs in sorted(labels.items(), key=lambda kv: _label_key(kv[0]))
+        }
+    return out
+
+
+def _label_key(label: str) -> tuple[int, float | str]:
+    order = {"easy": 0, "medium": 1, "hard": 2}
+    if label in order:
+        return (0, order[label])
+    try:
+        return (1, float(label))
+    except ValueError:
+        return (2, label)
+
+
+def backoff_metrics(
+    records: Sequence[Mapping[str, Any]],
+    fallback: Mapping[str, Mapping[str, Any]],
+    columns: Sequence[str],
+) -> dict[str, float]:
+    """Each column when an invalid answer takes the direct run's result for that item."""
+    chosen: list[Mapping[str, Any]] = []
+    replaced = 0
+    for r in records:
+        other = fallback.get(r["id"])
+        if not r["metrics"].get("valid") and other is not None:
+            chosen.append(other)
+            replaced += 1
+        else:
+            chosen.append(r)
+    return {**_means(chosen, columns), "replaced": float(replaced)}
+
+
+def aggregate(
+    records: Iterable[Mapping[str, Any]],
+    task: str,
+    *,
+    fallback: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The run's metrics.json body (values are fractions; reports show percentages)."""
+    rows = list(records)
+    columns = COLUMNS[task]
+    usage = Counter[str]()
+    for r in rows:
+        usage.update({k: int(v) for k, v in (r.get("tokens") or {}).items()})
+    out: dict[str, Any] = {
+        "n": len(rows),
+        "overall": _means(rows, columns),
+        "num_valid": int(sum(r["metrics"].get("valid", 0.0) for r in rows)),
+        "breakdowns": breakdowns(rows, columns),
+        "finish_reasons": dict(Counter(str(r.get("finish_reason")) for r in rows)),
+        "searches": {
+            "mean": mean(float(r.get("n_searches", 0)) for r in rows),
+            "items_with_search": sum(1 for r in rows if r.get("n_searches")),
+        },
+        "tokens": dict(usage),
+        "latency_s": {"mean": mean(float(r.get("latency_s", 0.0)) for r in rows)},
+    }
+    if fallback is not None:
+        out["backoff"] = backoff_metrics(rows, fallback, columns)
+    return out
