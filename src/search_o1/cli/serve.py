@@ -1,0 +1,118 @@
+"""`search-o1 serve`: the pipeline behind an OpenAI-compatible API, /retrieve and a web page."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from search_o1.cli.options import backend_options, settings_from_flags
+from search_o1.errors import ConfigError, MissingExtraError
+
+GRACEFUL_SHUTDOWN_S = 30  # in-flight runs get this long to finish on Ctrl-C / SIGTERM
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the server private to this machine.
+
+    >>> [is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "example.org")]
+    [True, True, True, False, False]
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name could resolve anywhere: treat it as public
+
+
+def check_exposure(host: str, *, has_key: bool, insecure: bool) -> None:
+    """Refuse to open the API beyond this machine without a key, unless told to."""
+    if not is_loopback(host) and not has_key and not insecure:
+        raise ConfigError(
+            f"refusing to serve on {host} without an API key: set --auth-key-env NAME "
+            "(clients send Authorization: Bearer $NAME), or pass --insecure"
+        )
+
+
+def require_serve_extra() -> None:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as e:
+        raise MissingExtraError(e.name or "starlette", "serve") from None
+
+
+def _auth_key(env_name: str | None) -> str | None:
+    if env_name is None:
+        return None
+    key = os.environ.get(env_name, "").strip()
+    if not key:
+        raise ConfigError(f"--auth-key-env {env_name}: that environment variable is empty")
+    return key
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port to bind.")
+@click.option(
+    "--auth-key-env",
+    metavar="NAME",
+    help="Environment variable holding the bearer key clients must send "
+    "(--api-key-env is the model server's key).",
+)
+@click.option("--insecure", is_flag=True, help="Allow a non-loopback --host without a key.")
+@click.option(
+    "--max-concurrency", type=int, help="Questions run at once (default: the concurrency setting)."
+)
+@click.option(
+    "--max-queue", type=int, default=16, show_default=True, help="Requests waiting; more get 429."
+)
+@click.option("--model-name", default="search-o1", show_default=True, help="Name in /v1/models.")
+@click.option("--demo", is_flag=True, help="Use the demo setup (embedded model, demo corpus).")
+@backend_options
+def command(
+    host: str,
+    port: int,
+    auth_key_env: str | None,
+    insecure: bool,
+    max_concurrency: int | None,
+    max_queue: int,
+    model_name: str,
+    demo: bool,
+    config_file: Path | None,
+    **flags: Any,
+) -> None:
+    """Serve the pipeline: /v1/chat/completions, /retrieve, /health, and a page at /."""
+    require_serve_extra()
+    key = _auth_key(auth_key_env)
+    check_exposure(host, has_key=key is not None, insecure=insecure)
+    if demo:
+        from search_o1.corpus.demo import demo_corpus_path
+
+        flags["corpus"] = flags.get("corpus") or str(demo_corpus_path())
+        flags["backend"] = flags.get("backend") or "embedded"
+    settings = settings_from_flags(config_file, flags)
+    import uvicorn
+
+    from search_o1.serve.app import create_app
+
+    app = create_app(
+        settings,
+        api_key=key,
+        max_concurrency=max_concurrency or settings.concurrency,
+        max_queue=max_queue,
+        model_name=model_name,
+    )
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"search-o1: serving {model_name!r} on http://{shown}:{port}/", err=True)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )

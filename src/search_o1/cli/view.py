@@ -1,0 +1,28 @@
+"""`search-o1 view RUN_DIR`: browse an evaluation run in the web page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from search_o1.cli.serve import check_exposure, require_serve_extra
+
+
+@click.command("view")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8001, show_default=True, type=int, help="Port to bind.")
+@click.option("--insecure", is_flag=True, help="Allow a non-loopback --host (no auth here).")
+def command(run_dir: Path, host: str, port: int, insecure: bool) -> None:
+    """Show an evaluation run: items with scores and finish reasons, and each full trace."""
+    require_serve_extra()
+    check_exposure(host, has_key=False, insecure=insecure)
+    import uvicorn
+
+    from search_o1.serve.view import check_run_dir, create_view_app
+
+    check_run_dir(run_dir)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"search-o1: viewing {run_dir} on http://{shown}:{port}/", err=True)
+    uvicorn.run(create_view_app(run_dir), host=host, port=port, log_level="warning")

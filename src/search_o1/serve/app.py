@@ -1,0 +1,254 @@
+"""The HTTP app of `search-o1 serve`: OpenAI-compatible chat, /retrieve, /health, the page.
+
+`create_app` takes what builds the engine: Settings (the CLI's way: the pipeline is
+opened on startup and closed on shutdown), an async context manager factory, or a ready
+Engine (tests: a scripted model and in-memory search, no HTTP model at all).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from search_o1.config import TASKS, Settings
+from search_o1.engine import METHODS, Engine
+from search_o1.pipeline import open_pipeline
+from search_o1.serve import openai_wire as wire
+from search_o1.serve.health import health_report
+from search_o1.serve.page import page_routes
+from search_o1.serve.responses import CompletionResponse, EventStreamResponse
+from search_o1.serve.retrieve import parse_retrieve, retrieve
+from search_o1.serve.runs import Limiter, QueueFull, Run, cancel_all
+
+EngineFactory = Callable[[], AbstractAsyncContextManager[Engine]]
+EngineSource = Engine | Settings | EngineFactory
+DEFAULT_MODEL_NAME = "search-o1"
+# Paths that need the bearer key; the page, its assets and /health stay open so a
+# load balancer can probe and a browser can load the page that then asks for the key.
+_PROTECTED = ("/v1/", "/retrieve")
+
+
+@dataclass
+class ServeState:
+    limiter: Limiter
+    model_name: str
+    api_key: str | None
+    engine: Engine | None = None
+    runs: set[Run] = field(default_factory=set)
+
+
+def create_app(
+    source: EngineSource,
+    *,
+    api_key: str | None = None,
+    max_concurrency: int = 4,
+    max_queue: int = 16,
+    model_name: str = DEFAULT_MODEL_NAME,
+) -> Starlette:
+    """The serve app. Its state (`app.state.serve`) exposes the limiter's counters."""
+    state = ServeState(Limiter(max_concurrency, max_queue), model_name, api_key)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with _open(source) as engine:
+            state.engine = engine
+            try:
+                yield
+            finally:
+                # uvicorn has already waited out its graceful-shutdown period for open
+                # responses; whatever still runs now is cancelled before backends close.
+                await cancel_all(state.runs)
+                state.engine = None
+
+    routes = [
+        Route("/v1/chat/completions", _chat, methods=["POST"]),
+        Route("/v1/models", _models, methods=["GET"]),
+        Route("/retrieve", _retrieve, methods=["POST"]),
+        Route("/health", _health, methods=["GET"]),
+        Route("/api/mode", _mode, methods=["GET"]),
+        *page_routes(),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error, wire.WireError: _wire_error},  # type: ignore[dict-item]
+    )
+    app.state.serve = state
+    app.add_middleware(BearerAuth, api_key=api_key)
+    return app
+
+
+def _open(source: EngineSource) -> AbstractAsyncContextManager[Engine]:
+    if isinstance(source, Engine):
+        return _given(source)
+    if isinstance(source, Settings):
+        return open_pipeline(source)
+    return source()
+
+
+@asynccontextmanager
+async def _given(engine: Engine) -> AsyncIterator[Engine]:
+    yield engine  # the caller owns it and closes it
+
+
+def _state(request: Request) -> ServeState:
+    state: ServeState = request.app.state.serve
+    return state
+
+
+def _engine(request: Request) -> Engine:
+    engine = _state(request).engine
+    if engine is None:
+        raise wire.WireError(503, "the server is starting or stopping", type="server_error")
+    return engine
+
+
+async def _json_body(request: Request) -> Any:
+    try:
+        return await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise wire.WireError(400, "the request body is not valid JSON") from None
+
+
+# ---------------------------------------------------------------------- routes
+
+
+async def _chat(request: Request) -> Response:
+    state = _state(request)
+    chat = wire.parse_chat_request(await _json_body(request), model_name=state.model_name)
+    engine = engine_for(_engine(request), chat.overrides)
+    try:
+        ticket = state.limiter.admit()
+    except QueueFull:
+        raise wire.WireError(
+            429,
+            f"all {state.limiter.max_running} run slots and {state.limiter.max_queued} "
+            "queue places are taken; retry shortly",
+            type="rate_limit_error",
+            code="rate_limit_exceeded",
+        ) from None
+    run = Run(
+        engine,
+        chat.question,
+        ticket=ticket,
+        registry=state.runs,
+        task=chat.task,
+        method=chat.method,
+    )
+    maker = wire.ChunkMaker(wire.new_completion_id(), state.model_name)
+    if chat.stream:
+        return EventStreamResponse(run, maker, include_usage=chat.include_usage)
+    return CompletionResponse(run, maker)
+
+
+def engine_for(base: Engine, overrides: dict[str, Any]) -> Engine:
+    """The engine for one request: the shared one, or a light copy with its own settings.
+
+    Settings are frozen and an Engine reads them throughout a run, so a request's
+    temperature or token budget gets an Engine of its own over the same backends.
+    """
+    if not overrides:
+        return base
+    settings = base.settings.model_copy(update=overrides)
+    return Engine(
+        base.llm,
+        base.search,
+        settings=settings,
+        reader_llm=base.reader.llm,
+        documents=base.documents,
+    )
+
+
+async def _models(request: Request) -> Response:
+    state = _state(request)
+    model = {"id": state.model_name, "object": "model", "created": 0, "owned_by": "search-o1"}
+    return JSONResponse({"object": "list", "data": [model]})
+
+
+async def _retrieve(request: Request) -> Response:
+    parsed = parse_retrieve(await _json_body(request))
+    search = _engine(request).search
+    if search is None:
+        raise wire.WireError(404, "this server has no search backend", code="no_search_backend")
+    return JSONResponse(await retrieve(search, parsed))
+
+
+async def _health(request: Request) -> Response:
+    state = _state(request)
+    if state.engine is None:
+        return JSONResponse({"status": "starting"}, status_code=503)
+    report = await health_report(state.engine)
+    report["runs"] = state.limiter.stats.as_dict()
+    return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
+
+
+async def _mode(request: Request) -> Response:
+    """What the page needs to set itself up: serve mode, model name, whether a key is needed."""
+    state = _state(request)
+    engine = state.engine
+    return JSONResponse(
+        {
+            "mode": "serve",
+            "model": state.model_name,
+            "auth": state.api_key is not None,
+            "methods": list(METHODS),
+            "tasks": list(TASKS),
+            "task": engine.settings.task if engine else "qa",
+        }
+    )
+
+
+# ---------------------------------------------------------------------- errors & auth
+
+
+async def _wire_error(request: Request, exc: wire.WireError) -> Response:
+    headers = {"Retry-After": "1"} if exc.status == 429 else None
+    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+
+async def _http_error(request: Request, exc: HTTPException) -> Response:
+    # Unknown routes and methods answer in the same error shape as everything else.
+    code = "not_found" if exc.status_code == 404 else None
+    body = wire.error_body(str(exc.detail), type="invalid_request_error", code=code)
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+class BearerAuth:
+    """`Authorization: Bearer KEY` on the API paths, when the server has a key."""
+
+    def __init__(self, app: ASGIApp, *, api_key: str | None) -> None:
+        self.app = app
+        self.key = api_key.encode() if api_key else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.key is None or scope["type"] != "http" or not _protected(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope["headers"]).get(b"authorization", b"")
+        scheme, _, token = given.partition(b" ")
+        # compare_digest: the time taken does not tell an attacker how much matched.
+        if scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.key):
+            await self.app(scope, receive, send)
+            return
+        body = wire.error_body(
+            "Incorrect or missing API key: send Authorization: Bearer KEY",
+            type="invalid_request_error",
+            code="invalid_api_key",
+        )
+        headers = {"WWW-Authenticate": "Bearer"}
+        await JSONResponse(body, status_code=401, headers=headers)(scope, receive, send)
+
+
+def _protected(path: str) -> bool:
+    return any(path == p or path.startswith(p) for p in _PROTECTED)

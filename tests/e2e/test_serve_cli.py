@@ -1,0 +1,98 @@
+"""`search-o1 serve` as a user runs it: a subprocess in front of a model server we wrote.
+
+It must answer with bearer auth, stream searches, and on SIGTERM let the run in flight
+finish its stream before exiting cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tests.serve_support import ANSWER, QUERY, QUESTION, respond_text
+from tests.servers.openai_server import openai_server
+
+EXE = Path(sys.executable).with_name("search-o1")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        try:
+            if httpx.get(url + "/health").status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("serve did not become healthy")
+
+
+def test_serve_cli_streams_with_auth_and_shuts_down_gracefully(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "t1", "title": "Tosca", "text": "Tosca."}) + "\n")
+
+    def model(body: dict[str, Any]) -> str:
+        prompt = body.get("prompt") or ""
+        reply = respond_text(prompt, continuation=prompt)
+        if "boxed" in reply:
+            time.sleep(1.0)  # the final turn is slow: SIGTERM arrives while it runs
+        return reply
+
+    with openai_server(model) as srv:
+        port = _free_port()
+        env = {
+            **os.environ,
+            "SEARCH_O1_INDEX_CACHE": str(tmp_path / "indexes"),
+            "TEST_SERVE_KEY": "k-123",
+        }
+        cmd = [str(EXE), "serve", "--port", str(port), "--auth-key-env", "TEST_SERVE_KEY"]
+        cmd += ["--base-url", srv.url, "--corpus", str(corpus), "--chat-template", "chatml"]
+        proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, text=True, stderr=subprocess.PIPE)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_healthy(url, proc)
+            body = {"model": "search-o1", "messages": [{"role": "user", "content": QUESTION}]}
+            assert httpx.post(url + "/v1/chat/completions", json=body).status_code == 401
+            headers = {"Authorization": "Bearer k-123"}
+            events, content = [], ""
+            with httpx.stream(
+                "POST", url + "/v1/chat/completions", json={**body, "stream": True},
+                headers=headers, timeout=30,
+            ) as r:  # fmt: skip
+                for line in r.iter_lines():
+                    if not line.startswith("data: ") or line == "data: [DONE]":
+                        continue
+                    chunk = json.loads(line[6:])
+                    ext = chunk.get("search_o1")
+                    if ext:
+                        events.append(ext["type"])
+                        if ext["type"] == "search":
+                            assert ext["query"] == QUERY
+                            proc.send_signal(signal.SIGTERM)  # mid-run
+                    if chunk.get("choices"):
+                        content += chunk["choices"][0]["delta"].get("content") or ""
+            assert "search" in events and events[-1] == "done"
+            assert content == ANSWER  # the run in flight finished after SIGTERM
+            # uvicorn shuts down cleanly, then re-raises the signal it caught (by design).
+            assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
+            stderr = proc.communicate()[1]
+            assert "Traceback" not in stderr and "Finished server process" in stderr
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
