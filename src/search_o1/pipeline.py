@@ -14,7 +14,19 @@ from search_o1.search.base import DocumentReader, Search
 
 
 def build_llm(settings: Settings, *, role: Literal["main", "reader"] = "main") -> LLM:
-    return resolve("llm", settings.llm_backend)(settings, role=role)  # type: ignore[no-any-return]
+    """The model for `role`; several base URLs become a routing pool, one backend each."""
+    factory = resolve("llm", settings.llm_backend)
+    urls = settings.base_url
+    if len(urls) < 2 or (role == "reader" and settings.reader_base_url):
+        return factory(settings, role=role)  # type: ignore[no-any-return]
+    from search_o1.llm.pool import PoolLLM
+
+    # Each backend fails fast (no retries of its own): the pool retries on another server.
+    backends = [
+        factory(settings.model_copy(update={"base_url": [url], "retries": 0}), role=role)
+        for url in urls
+    ]
+    return PoolLLM(backends, labels=urls, retries=settings.retries)
 
 
 def _needs_reader_llm(settings: Settings) -> bool:
@@ -48,10 +60,23 @@ async def open_pipeline(settings: Settings, *, search: bool = True) -> AsyncIter
 
             backend = build_search(settings)
             stack.push_async_callback(backend.aclose)
+        documents = _build_documents(settings)
+        if documents is not None:
+            stack.push_async_callback(_close_documents, documents)
         yield Engine(
             llm,
             backend,
             settings=settings,
             reader_llm=reader_llm,
-            documents=_build_documents(settings),
+            documents=documents,
         )
+
+
+async def _close_documents(documents: DocumentReader) -> None:
+    """Close the page fetcher's client and flush the shared cache handles."""
+    close = getattr(documents, "aclose", None)
+    if close is not None:
+        await close()
+    from search_o1.cache import close_caches
+
+    close_caches()

@@ -204,9 +204,11 @@ def to_jsonable(obj: Any) -> Any:
 
 @dataclass(frozen=True)
 class TextDelta:
-    """Reasoning text as the model writes it."""
+    """Chain text as it grows: the model's own words, or text the system inserted
+    (markers, search results) when `inserted` is True."""
 
     text: str
+    inserted: bool = False
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,8 @@ class LiveView:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, TextDelta):
+            if event.inserted:
+                return  # search results show in their own block below
             self.console.print(escape(event.text), end="", style="dim", soft_wrap=True)
         elif isinstance(event, SearchStarted):
             self.console.print(f"\n[bold cyan]search:[/] {escape(event.query)}")
