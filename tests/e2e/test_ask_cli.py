@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.servers.openai_server import FakeOpenAIServer, openai_server
 
 from search_o1 import markers as mk
-from tests.servers.openai_server import FakeOpenAIServer, openai_server
 
 EXE = Path(sys.executable).with_name("search-o1")
 
