@@ -12,9 +12,11 @@ One `Engine` serves many questions concurrently; all per-question state lives in
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -53,6 +55,10 @@ from search_o1.window import cut_document
 Method = Literal["direct", "rag", "rag-agent", "search-o1"]
 METHODS: tuple[str, ...] = get_args(Method)
 _Mode = Literal["raw", "documents", "reader"]
+# A scheduler's hook around each model call, search and reader call of one run: the
+# "rounds" schedule holds a chain at a barrier there; resource limits hold a slot.
+Phase = Literal["generate", "search", "read"]
+PhaseGate = Callable[[Phase], AbstractAsyncContextManager[None]]
 MAX_URL_FETCHES = 5
 # Characters per token when we must guess (before the server has reported usage).
 _CHARS_PER_TOKEN = 3.0
@@ -69,6 +75,7 @@ class _Chain:
     task: str
     method: str
     on_event: EventSink | None
+    gate: PhaseGate | None = None
     searches: int = 0
     url_fetches: int = 0
     results: dict[str, str] = field(default_factory=dict)  # query -> inserted block
@@ -85,7 +92,10 @@ class _Chain:
         self.prompt = self.prompt.extend(text)
         self.unreported_chars += len(text)
         if not generated and text:
-            self.emit(TextDelta(text))
+            self.emit(TextDelta(text, inserted=True))
+
+    def phase(self, name: Phase) -> AbstractAsyncContextManager[None]:
+        return self.gate(name) if self.gate is not None else contextlib.nullcontext()
 
     def tokens_estimate(self) -> int:
         return self.known_tokens + int(self.unreported_chars / _CHARS_PER_TOKEN) + 1
@@ -121,12 +131,16 @@ class Engine:
         task: TaskKind | None = None,
         method: str = "search-o1",
         on_event: EventSink | None = None,
+        gate: PhaseGate | None = None,
     ) -> Trace:
-        """Answer one question; never raises for backend failures (they end the trace)."""
+        """Answer one question; never raises for backend failures (they end the trace).
+
+        `gate` (from a scheduler) wraps every generation, search and reader call.
+        """
         task = task or self.settings.task
         _validate(question, task, method)
         start = time.perf_counter()
-        chain = _Chain(Trace(question, method), Prompt(()), task, method, on_event)
+        chain = _Chain(Trace(question, method), Prompt(()), task, method, on_event, gate)
         try:
             chain.prompt = await self._opening(question, chain)
             chain.unreported_chars = sum(len(m.content) for m in chain.prompt.messages)
@@ -157,13 +171,14 @@ class Engine:
         self._finish(chain, FinishReason.MAX_TURNS)
 
     async def _generate(self, chain: _Chain, max_tokens: int) -> Completion:
-        completion = await self.llm.complete(
-            chain.prompt,
-            stop=self._stops(chain.method),
-            max_tokens=max_tokens,
-            sampling=self.settings.sampling,
-            on_text=lambda text: chain.emit(TextDelta(text)),
-        )
+        async with chain.phase("generate"):
+            completion = await self.llm.complete(
+                chain.prompt,
+                stop=self._stops(chain.method),
+                max_tokens=max_tokens,
+                sampling=self.settings.sampling,
+                on_text=lambda text: chain.emit(TextDelta(text)),
+            )
         chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
         if completion.prompt_tokens:
             chain.known_tokens = completion.prompt_tokens + completion.completion_tokens
@@ -256,14 +271,15 @@ class Engine:
     async def _forced_query(self, chain: _Chain) -> None:
         """Open the chain with a one-line query (for models too small to write one)."""
         chain.append(mk.BEGIN_QUERY)
-        completion = await self.llm.complete(
-            chain.prompt,
-            stop=[mk.END_QUERY, "\n"],
-            max_tokens=48,
-            sampling=self.settings.sampling,
-            on_text=lambda text: chain.emit(TextDelta(text)),
-            grammar=_FORCED_QUERY_GRAMMAR,
-        )
+        async with chain.phase("generate"):
+            completion = await self.llm.complete(
+                chain.prompt,
+                stop=[mk.END_QUERY, "\n"],
+                max_tokens=48,
+                sampling=self.settings.sampling,
+                on_text=lambda text: chain.emit(TextDelta(text)),
+                grammar=_FORCED_QUERY_GRAMMAR,
+            )
         chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
         # A blank forced query falls back to the question itself.
         query = " ".join(completion.text.split()) or " ".join(chain.trace.question.split())
@@ -315,7 +331,10 @@ class Engine:
         if self.search is None:
             raise ConfigError("this method needs a search backend, and none is configured")
         try:
-            hits = await self.search.search(query, k=self.settings.top_k)
+            async with chain.phase("search"):
+                hits = await self.search.search(query, k=self.settings.top_k)
+                if mode != "raw":
+                    documents = tuple(await self.documents.read(query, hits))
             if mode == "raw":
                 chain.seen_hits.update({h.url or h.id: h for h in hits})
                 return SearchRecord(
@@ -325,7 +344,6 @@ class Engine:
                     inserted=mk.result_block(_format_hits(hits)),
                     latency_s=time.perf_counter() - start,
                 )
-            documents = tuple(await self.documents.read(query, hits))
         except BackendError as e:
             note = f"The search failed ({e}). Continue without it or try another query."
             return SearchRecord(
@@ -338,7 +356,8 @@ class Engine:
         if mode == "documents":
             inserted, reader = format_documents(documents), None
         else:
-            reader = await self.reader.refine(chain.prompt.continuation, query, documents)
+            async with chain.phase("read"):
+                reader = await self.reader.refine(chain.prompt.continuation, query, documents)
             chain.trace.reader_usage += reader.usage
             inserted = reader.refined
         return SearchRecord(
@@ -366,7 +385,8 @@ class Engine:
             )
         else:
             chain.url_fetches += 1
-            docs = await self.documents.read(url, [hit])
+            async with chain.phase("search"):
+                docs = await self.documents.read(url, [hit])
             text = docs[0].text if docs else ""
             record = SearchRecord(
                 url,

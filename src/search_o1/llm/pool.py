@@ -46,8 +46,8 @@ class PoolLLM:
     """Routes requests over `backends` (equivalent servers) with prefix affinity.
 
     `affinity=False` gives plain least-loaded routing (the benchmark's comparison).
-    `imbalance`: a chain leaves its endpoint when that one has more than
-    `imbalance` x (least outstanding + 1) requests in flight.
+    `imbalance`, `min_gap`: a chain leaves its endpoint when that one has more than
+    `imbalance` x the least outstanding requests in flight and `min_gap` more.
     """
 
     name = "pool"
@@ -59,6 +59,7 @@ class PoolLLM:
         labels: Sequence[str] | None = None,
         affinity: bool = True,
         imbalance: float = 2.0,
+        min_gap: int = 16,
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,
         retries: int = 4,
@@ -69,6 +70,7 @@ class PoolLLM:
         self.endpoints = [Endpoint(b, n) for b, n in zip(backends, names, strict=True)]
         self.affinity = affinity
         self.imbalance = imbalance
+        self.min_gap = min_gap
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.retries = max(0, retries)
@@ -154,8 +156,10 @@ class PoolLLM:
         return tied[self._next % len(tied)]
 
     def _overloaded(self, index: int, least: int) -> bool:
-        load = self.endpoints[index].outstanding
-        return load > self.imbalance * (self.endpoints[least].outstanding + 1)
+        # Both a ratio and a gap: at small loads a recomputed prefix costs more than
+        # waiting behind a few requests.
+        load, low = self.endpoints[index].outstanding, self.endpoints[least].outstanding
+        return load > self.imbalance * low and load - low > self.min_gap
 
     def _remember(self, key: int, index: int) -> None:
         if not self.affinity:
