@@ -65,11 +65,19 @@ class Settings(BaseModel):
     fetch: bool = True
     allow_private_hosts: bool = False
     max_fetch_concurrency: int = Field(16, ge=1)
+    page_reader_url: str | None = None  # a Jina-Reader-style service: GET {url}/{page}
+    respect_robots: bool = False
     cache: Literal["record", "replay", "off"] = "record"
     cache_path: str = ".search-o1/cache.sqlite"
+    cache_ttl_s: float | None = Field(None, gt=0)
     # --- scheduling ---
     schedule: Literal["async", "rounds"] = "async"
-    concurrency: int = Field(16, ge=1)
+    concurrency: int = Field(16, ge=1)  # questions in flight
+    # Model requests in flight across all questions: vLLM's default max_num_seqs (more
+    # only queue inside the server).
+    max_llm_inflight: int = Field(256, ge=1)
+    # Searches in flight: search APIs rate-limit, and local indexes gain nothing past this.
+    max_search_inflight: int = Field(64, ge=1)
 
     @field_validator("base_url", "search", mode="before")
     @classmethod

@@ -30,10 +30,6 @@ from search_o1.types import Trace
 
 Schedule = Literal["async", "rounds"]
 SCHEDULES: tuple[str, ...] = ("async", "rounds")
-# vLLM's default max_num_seqs: more requests than that only queue inside the server.
-DEFAULT_LLM_LIMIT = 256
-# Search APIs rate-limit; local indexes gain nothing from more parallel queries than this.
-DEFAULT_SEARCH_LIMIT = 64
 _PHASES: tuple[Phase, ...] = ("generate", "search", "read")
 
 
@@ -132,7 +128,10 @@ async def run_all(
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule!r}; known: {', '.join(SCHEDULES)}")
-    limits = _Limits(llm_limit or DEFAULT_LLM_LIMIT, search_limit or DEFAULT_SEARCH_LIMIT)
+    limits = _Limits(
+        llm_limit or engine.settings.max_llm_inflight,
+        search_limit or engine.settings.max_search_inflight,
+    )
     if schedule == "rounds":
         iterator = iter(jobs)
         while batch := list(islice(iterator, max(1, concurrency))):

@@ -58,7 +58,12 @@ def _known_table() -> str:
 )  # fmt: skip
 @click.option("--fields", help="Field mapping for other files: question=q,answer=a,id=qid.")
 @click.option("--concurrency", type=int, help="Questions in flight at once (default 16).")
-@click.option("--schedule", type=click.Choice(["async", "rounds"]), help="Scheduling mode.")
+@click.option(
+    "--schedule", type=click.Choice(["async", "rounds"]),
+    help="async (default): each question moves on at once; rounds: the paper's lock-step batches.",
+)  # fmt: skip
+@click.option("--max-llm-inflight", type=int, help="Model requests in flight (default 256).")
+@click.option("--max-search-inflight", type=int, help="Searches in flight (default 64).")
 @click.option(
     "--backoff", type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="A direct run of the same dataset: invalid answers take its answer (own column).",

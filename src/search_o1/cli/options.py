@@ -80,6 +80,23 @@ _OPTIONS: list[Callable[[Any], Any]] = [
         help="Search/page cache mode (default record).",
     ),
     click.option("--cache-path", help="Cache file (SQLite)."),
+    click.option(
+        "--cache-ttl",
+        "cache_ttl_s",
+        type=float,
+        help="Treat cache entries older than this many seconds as missing.",
+    ),
+    click.option(
+        "--page-reader",
+        "page_reader_url",
+        help="Read pages through a reader service: GET URL/<page url>.",
+    ),
+    click.option(
+        "--respect-robots",
+        is_flag=True,
+        default=None,
+        help="Skip pages that robots.txt disallows for our user agent.",
+    ),
     # chain
     click.option("--task", type=click.Choice(TASKS), help="Task kind (default qa)."),
     click.option("--max-searches", type=int, help="Searches per question (default 5)."),
