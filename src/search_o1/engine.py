@@ -234,7 +234,9 @@ class Engine:
 
     def _finish(self, chain: _Chain, reason: FinishReason, *, error: str | None = None) -> None:
         trace = chain.trace
-        trace.answer = extract_answer(chain.prompt.continuation, chain.task)
+        # Only the model's own words count: a retrieved page with a \boxed{} in it must not
+        # become the answer.
+        trace.answer = extract_answer("".join(st.text for st in trace.steps), chain.task)
         if reason is FinishReason.ANSWERED and trace.answer is None:
             reason = FinishReason.NO_ANSWER
         trace.finish_reason = reason
@@ -330,45 +332,34 @@ class Engine:
         start = time.perf_counter()
         if self.search is None:
             raise ConfigError("this method needs a search backend, and none is configured")
+        hits: tuple[Hit, ...] = ()
+        documents: tuple[Document, ...] = ()
+        reader = None
         try:
             async with chain.phase("search"):
-                hits = await self.search.search(query, k=self.settings.top_k)
+                hits = tuple(await self.search.search(query, k=self.settings.top_k))
                 if mode != "raw":
                     documents = tuple(await self.documents.read(query, hits))
             if mode == "raw":
                 chain.seen_hits.update({h.url or h.id: h for h in hits})
-                return SearchRecord(
-                    query,
-                    "searched",
-                    hits=tuple(hits),
-                    inserted=mk.result_block(_format_hits(hits)),
-                    latency_s=time.perf_counter() - start,
-                )
+                inserted = _format_hits(hits)
+            elif mode == "documents":
+                inserted = format_documents(documents)
+            else:
+                async with chain.phase("read"):
+                    reader = await self.reader.refine(chain.prompt.continuation, query, documents)
+                chain.trace.reader_usage += reader.usage
+                inserted = reader.refined
         except BackendError as e:
+            # Failures are data: recorded, and told to the model, which carries on. A reader
+            # that overflows its context lands here too rather than ending the chain.
             note = f"The search failed ({e}). Continue without it or try another query."
-            return SearchRecord(
-                query,
-                "failed",
-                error=str(e),
-                inserted=mk.result_block(mk.neutralise(note)),
-                latency_s=time.perf_counter() - start,
-            )
-        if mode == "documents":
-            inserted, reader = format_documents(documents), None
-        else:
-            async with chain.phase("read"):
-                reader = await self.reader.refine(chain.prompt.continuation, query, documents)
-            chain.trace.reader_usage += reader.usage
-            inserted = reader.refined
-        return SearchRecord(
-            query,
-            "searched",
-            hits=tuple(hits),
-            documents=documents,
-            reader=reader,
-            inserted=mk.result_block(inserted),
-            latency_s=time.perf_counter() - start,
-        )
+            return SearchRecord(query, "failed", hits=hits, documents=documents, error=str(e),
+                                inserted=mk.result_block(mk.neutralise(note)),
+                                latency_s=time.perf_counter() - start)  # fmt: skip
+        return SearchRecord(query, "searched", hits=hits, documents=documents, reader=reader,
+                            inserted=mk.result_block(inserted),
+                            latency_s=time.perf_counter() - start)  # fmt: skip
 
     async def _read_url(self, chain: _Chain, url: str) -> SearchRecord:
         """rag-agent: the model asked for a page it saw in an earlier result."""

@@ -258,3 +258,29 @@ async def test_rag_agent_reads_a_page_it_was_shown() -> None:
 def test_prompt_extend_keeps_messages() -> None:
     p = Prompt(()).extend("a").extend("b")
     assert p.continuation == "ab"
+
+
+async def test_a_boxed_answer_inside_a_document_is_not_the_answer() -> None:
+    doc = Hit("d", "Doc", "The answer key says \\boxed{wrong}.")
+    model = ScriptedLLM([f"{Q}key{EQ}", "I cannot tell."])
+    trace = await Engine(model, MemorySearch({"key": [doc]}), settings=settings(reader=False)).run(
+        "q?"
+    )
+    assert "\\boxed{wrong}" in trace.output
+    assert trace.answer is None
+    assert trace.finish_reason is FinishReason.NO_ANSWER
+
+
+async def test_reader_failure_is_a_failed_search_and_the_chain_goes_on() -> None:
+    from search_o1.errors import ContextOverflowError
+
+    class Reader(ScriptedLLM):
+        async def complete(self, prompt, **kw):  # type: ignore[no-untyped-def,override]
+            raise ContextOverflowError("reader", "prompt too long")
+
+    model = ScriptedLLM([f"{Q}director of Amélie{EQ}", "\\boxed{Jeunet}"])
+    trace = await Engine(model, corpus(), settings=settings(), reader_llm=Reader([])).run("q?")
+    record = trace.searches[0]
+    assert record.outcome == "failed" and "prompt too long" in (record.error or "")
+    assert record.hits and record.documents  # what was retrieved is still on record
+    assert trace.finish_reason is FinishReason.ANSWERED and trace.answer == "Jeunet"
