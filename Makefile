@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+# The embedded model (SmolLM2-135M) is tiny: the demo shows the pipeline at work (a query,
+# the hits, Reason-in-Documents, the chain continuing), not reasoning quality.
 demo: $(STAMP)
 	$(BIN)/search-o1 ask --demo "Which country is the birthplace of the composer of the opera Tosca?"
+	@echo "(demo model: SmolLM2-135M, run locally by llama.cpp; point --base-url at a real reasoning model for real answers)"
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider
