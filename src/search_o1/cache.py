@@ -15,8 +15,13 @@ Each entry is committed the moment it is stored (autocommit + WAL), so a process
 midway keeps everything it recorded. Only successes are ever stored: callers never pass
 errors or failed fetches here.
 
-Sharing: `open_cache(settings)` returns one Cache per (path, mode) in a process, so the
-search wrapper and the document reader write into the same store under the same
+TTL (`cache_ttl_s`, `--cache-ttl`): in record mode an entry older than the TTL counts as
+missing, so it is fetched again and overwritten (only when the new fetch succeeds: a
+failure leaves the old entry, unserved, in place). Replay ignores the TTL and serves
+every recorded entry whatever its age: a recording is only useful if it reproduces.
+
+Sharing: `open_cache(settings)` returns one Cache per (path, mode, TTL) in a process, so
+the search wrapper and the document reader write into the same store under the same
 `run_id`. Every entry a record run reads or writes is logged under its run id, which is
 what `export --run RUN_ID` exports.
 """
@@ -309,24 +314,25 @@ def _read_export(path: Path) -> Iterator[dict[str, Any]]:
 
 # ---- one shared Cache per process --------------------------------------------------
 
-_OPEN: dict[tuple[str, str], Cache] = {}
+_OPEN: dict[tuple[str, str, float | None], Cache] = {}
 _OPEN_LOCK = threading.Lock()
 
 
 def open_cache(settings: Settings) -> Cache | None:
-    """The process-wide Cache for `settings.cache_path` and mode; None when mode is off.
+    """The process-wide Cache for `settings.cache_path`, mode and `cache_ttl_s`; None
+    when mode is off.
 
-    Memoised by (resolved path, mode): build_search and build_documents both call this
-    and get the same object, hence the same run id.
+    Memoised by (resolved path, mode, TTL): build_search and build_documents both call
+    this with the same settings and get the same object, hence the same run id.
     """
     if settings.cache == "off":
         return None
     path = Path(settings.cache_path).expanduser()
-    key = (str(path.resolve()), settings.cache)
+    key = (str(path.resolve()), settings.cache, settings.cache_ttl_s)
     with _OPEN_LOCK:
         cache = _OPEN.get(key)
         if cache is None:
-            cache = _OPEN[key] = Cache(path, settings.cache)
+            cache = _OPEN[key] = Cache(path, settings.cache, ttl_s=settings.cache_ttl_s)
         return cache
 
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from tests.e2e.test_ask_cli import reasoning_model
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
-from tests.servers.web import Reply, Request, WebServer
+from tests.servers.web import Reply, Request, WebServer, page_reader, web_server
 
 from search_o1.cache import close_caches
 from search_o1.cli import cli
@@ -120,6 +120,22 @@ def test_ask_over_provider_then_replay(
     replayed = json.loads(out.stdout)
     _check(replayed, site)
     assert replayed["searches"] == recorded["searches"]
+
+
+def test_ask_through_a_page_reader(model: FakeOpenAIServer, tmp_path: Path) -> None:
+    """--page-reader, --respect-robots and --cache-ttl reach the fetcher and the cache."""
+    site = _site("serper")
+    with web_server({"*": page_reader(preamble=False)}) as reader:
+        flags = ["--page-reader", reader.base, "--respect-robots", "--cache-ttl", "3600"]
+        args = [*_args(model, site.url("/search"), "serper", tmp_path / "c.sqlite"), *flags]
+        out = CliRunner().invoke(cli, args)
+        site.stop()
+    assert out.exit_code == 0, out.output
+    _check(json.loads(out.stdout), site)
+    read = sorted(r.path for r in reader.requests)
+    assert read == ["/" + site.url(p) for p in ("/bridge", "/kelp", "/venn")]
+    assert all(r.headers["x-robots-txt"].startswith("search-o1/") for r in reader.requests)
+    assert site.hits("/robots.txt") == 0  # the service was asked to obey it instead
 
 
 def test_ask_as_a_user_subprocess_with_replay_miss(model: FakeOpenAIServer, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -150,6 +151,52 @@ def test_ttl_expires_entries(tmp_path: Path) -> None:
     assert cache.get("search", {"q": 1}, "q") == [1]
     time.sleep(0.06)
     assert cache.get("search", {"q": 1}, "q") is None
+
+
+def _age_entries(path: Path, seconds: float) -> None:
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("UPDATE entries SET created = created - ?", (seconds,))
+    db.close()
+
+
+async def test_ttl_refetches_in_record_and_still_replays(
+    tmp_path: Path, serper_site: WebServer
+) -> None:
+    recorded = await _run(_settings(tmp_path, serper_site))
+    close_caches()
+    _age_entries(tmp_path / "cache.sqlite", 3600)
+
+    def with_ttl(settings: Settings, ttl_s: float) -> Settings:
+        return settings.model_copy(update={"cache_ttl_s": ttl_s})
+
+    seen = len(serper_site.requests)
+    assert await _run(with_ttl(_settings(tmp_path, serper_site), 7200)) == recorded
+    assert [r.path for r in serper_site.requests[seen:]] == ["/gone"]  # younger: served
+    seen = len(serper_site.requests)
+    stale = with_ttl(_settings(tmp_path, serper_site), 60)
+    assert await _run(stale) == recorded
+    # Older than the TTL: searched and fetched again, and overwritten in place.
+    assert sorted(r.path for r in serper_site.requests[seen:]) == ["/gone", "/search", "/tosca"]
+    cache = open_cache(stale)
+    assert (
+        cache is not None
+        and cache.ttl_s == 60
+        and cache.stats().entries
+        == {
+            "search": 1,
+            "page": 1,
+        }
+    )
+    close_caches()
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:
+        (oldest,) = db.execute("SELECT MIN(created) FROM entries").fetchone()
+    assert time.time() - oldest < 60
+    # Replay ignores the TTL: a recording reproduces whatever its age.
+    _age_entries(tmp_path / "cache.sqlite", 3600)
+    serper_site.stop()
+    replayed = await _run(with_ttl(_settings(tmp_path, serper_site, "replay"), 60))
+    assert replayed[0] == recorded[0] and replayed[1][0] == recorded[1][0]
 
 
 _WRITER = textwrap.dedent(

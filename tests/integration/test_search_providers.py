@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from tests.serve_support import scripted_engine
 from tests.servers.web import Reply, Request, web_server
 
 from search_o1.config import Settings
@@ -19,6 +20,8 @@ from search_o1.search.retriever import RetrieverSearch
 from search_o1.search.searxng import SearxngSearch
 from search_o1.search.serper import SerperSearch
 from search_o1.search.tavily import TavilySearch
+from search_o1.serve.app import create_app
+from search_o1.serve.background import serve_in_thread
 from search_o1.types import Hit
 
 KEY = "sekret-KEY-123"
@@ -272,3 +275,32 @@ def test_cache_identity_keeps_no_secret_from_the_endpoint() -> None:
     assert "proxy.example/search?sha256=" in identity
     for secret in ("pw", "zzsecret", KEY):
         assert secret not in identity
+
+
+async def test_retriever_key_reaches_a_protected_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`search-o1 serve --auth-key-env` guards /retrieve; $RETRIEVER_API_KEY opens it."""
+    engine, _ = scripted_engine()
+    with serve_in_thread(create_app(engine, api_key=KEY)) as url:
+        settings = Settings(search=["retriever"], search_endpoint=url + "/retrieve", retries=0)
+        monkeypatch.delenv("RETRIEVER_API_KEY", raising=False)
+        anonymous = RetrieverSearch.from_settings(settings)  # optional: no key, no error
+        with pytest.raises(BackendError) as e:
+            await anonymous.search("Tosca", k=2)
+        await anonymous.aclose()
+        assert e.value.status == 401 and "check $RETRIEVER_API_KEY" in str(e.value)
+        monkeypatch.setenv("RETRIEVER_API_KEY", KEY)
+        keyed = RetrieverSearch.from_settings(settings)
+        hits = await keyed.search("Tosca", k=2)
+        await keyed.aclose()
+    assert [(h.id, h.title) for h in hits] == [("w1", "Tosca"), ("w2", "Giacomo Puccini")]
+    assert KEY not in repr(keyed.cache_identity())
+
+
+async def test_retriever_sends_the_key_as_bearer(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = PROVIDERS["retriever"]
+    monkeypatch.setenv("RETRIEVER_API_KEY", KEY)
+    with web_server({p.path: Reply(body={"result": [[]]})}) as srv:
+        backend = RetrieverSearch(endpoint=srv.url(p.path), rate_per_s=0)
+        assert await backend.search("q", k=3) == []
+        await backend.aclose()
+    assert srv.requests[0].headers["authorization"] == f"Bearer {KEY}"

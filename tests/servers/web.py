@@ -4,10 +4,12 @@
         backend = SerperSearch(endpoint=s.url("/search"), api_key="k")
 
 `routes` maps a path (no query string) to a Reply or to a function of the Request that
-returns one; it can be changed while the server runs. Every request is recorded in
-`requests`; `max_in_flight` is the most requests it was ever handling at once. Replies
-can wait before answering (`delay_s`) or trickle the body (`drip_s`), and omit
-Content-Length (`length=False`, the body then ends when the connection closes).
+returns one; it can be changed while the server runs. The "*" route, if any, answers
+every path no other route names (a reader service, whose paths are page URLs). Every
+request is recorded in `requests`; `max_in_flight` is the most requests it was ever
+handling at once. Replies can wait before answering (`delay_s`) or trickle the body
+(`drip_s`), and omit Content-Length (`length=False`, the body then ends when the
+connection closes).
 
 Only stdlib: ThreadingHTTPServer in a daemon thread.
 """
@@ -17,12 +19,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 
 @dataclass
@@ -107,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
         try:
-            route = srv.routes.get(parts.path)
+            route = srv.routes.get(parts.path) or srv.routes.get("*")
             reply = Reply(404, "not found") if route is None else route
             if callable(reply):
                 reply = reply(request)
@@ -141,6 +145,34 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = _handle
     do_POST = _handle
+
+
+def page_reader(*, key: str | None = None, preamble: bool = True, timeout_s: float = 2.0) -> Route:
+    """A Jina-Reader-style service, as the "*" route: GET /{page url} reads the page and
+    answers its visible text as text/plain, after a Jina-like preamble (URL Source) unless
+    `preamble` is False (for scripted models that read a document's first line).
+    It reads only pages on 127.0.0.1 and answers 422 for any other page or a failing one,
+    as Jina does; with `key`, a request without `Authorization: Bearer KEY` gets 401.
+    """
+    from search_o1.fetch.extract import html_to_text
+
+    def read(r: Request) -> Reply:
+        if key is not None and r.headers.get("authorization") != f"Bearer {key}":
+            return Reply(401, {"code": 401, "message": "invalid API key"})
+        url = r.path[1:] + ("?" + urlencode(r.query) if r.query else "")
+        if not url.startswith("http://127.0.0.1:"):
+            return Reply(422, {"code": 422, "message": f"cannot read {url}"})
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as page:
+                html = page.read().decode("utf-8", "replace")
+        except (urllib.error.URLError, OSError) as e:
+            return Reply(422, {"code": 422, "message": f"failed to read {url}: {e}"})
+        text = html_to_text(html)  # main content, as Jina returns by default
+        if preamble:
+            text = f"URL Source: {url}\n\nMarkdown Content:\n{text}"
+        return Reply(body=text, content_type="text/plain; charset=utf-8")
+
+    return read
 
 
 @contextmanager

@@ -11,6 +11,7 @@ import pytest
 
 from search_o1.fetch.extract import decode, extract_text, plain_html_text
 from search_o1.fetch.guard import HostPolicy, is_public_address
+from search_o1.fetch.robots import rules_from
 from search_o1.search.duckduckgo import hits_from_rows
 from search_o1.search.fusion import reciprocal_rank_fusion
 from search_o1.search.http import clean_snippet, parse_retry_after
@@ -18,6 +19,7 @@ from search_o1.types import Hit
 
 MODULES = [
     "search_o1.fetch.guard",
+    "search_o1.fetch.robots",
     "search_o1.search.fusion",
     "search_o1.search.retriever",
 ]
@@ -88,3 +90,19 @@ def test_plain_extractor_and_sniffing() -> None:
     assert plain_html_text(html) == "Hello\nworld & all"
     # Mislabelled as octet-stream but clearly HTML: sniffed.
     assert "Hello" in extract_text(html.encode(), "application/octet-stream", "http://x/")
+
+
+def test_robots_answers_per_rfc_9309() -> None:
+    rules = b"User-agent: search-o1\nDisallow: /wiki/Special:\n\nUser-agent: *\nDisallow: /\n"
+    ua = "search-o1/0.1 (research agent)"
+    parsed = rules_from(200, rules)
+    assert parsed.refusal_for("https://w.test/wiki/Tosca", ua) is None
+    assert (
+        parsed.refusal_for("https://w.test/wiki/Special:Random", ua) == "disallowed by robots.txt"
+    )
+    assert parsed.refusal_for("https://w.test/wiki/Tosca", "OtherBot/1.0") is not None
+    for status in (401, 403, 404, 410):  # "unavailable": no rules at all
+        assert rules_from(status, b"").refusal_for("https://w.test/x", ua) is None
+    for status in (429, 500, 502, 503):  # "unreachable": refuse everything
+        assert rules_from(status, b"").refusal == f"robots.txt unreachable (HTTP {status})"
+    assert rules_from(200, b"\xff\xfe garbage").refusal_for("https://w.test/x", ua) is None

@@ -7,8 +7,9 @@
 - A hit without a URL (local corpus, retriever): its own text, cut around the part that
   best matches the query (`window.cut_document`), status "ok".
 
-Pages are cached as extracted full text keyed by (url, extractor version), so the window
-can differ per snippet while the download happens once. Failures are never cached. In
+Pages are cached as extracted full text keyed by (url, extractor version, and the page
+reader service when one is used: it extracts differently), so the window can differ per
+snippet while the download happens once. Failures are never cached. In
 replay mode a page the recording never fetched (for example, because its fetch failed
 then) comes back as "failed: cache replay: ..." naming the URL: the reader sees the
 snippet, as it did in the recording, and the trace says why.
@@ -87,12 +88,12 @@ class WebDocuments:
 
     async def _load(self, url: str) -> str:
         cache = self._cache_factory()
-        meta = {"url": url, "extractor": EXTRACTOR_VERSION}
+        assert self.fetcher is not None
+        meta = {"url": url, "extractor": EXTRACTOR_VERSION, **self.fetcher.cache_identity()}
         if cache is not None:
             stored = cache.get("page", meta, url)  # replay: raises on a miss
             if stored is not None:
                 return str(stored["text"])
-        assert self.fetcher is not None
         page = await self.fetcher.fetch(url)  # FetchError propagates; nothing is stored
         text = page.text[:MAX_STORED_CHARS]
         if cache is not None:
@@ -107,17 +108,16 @@ class WebDocuments:
 
 def build_documents(settings: Settings) -> WebDocuments:
     """The document step for a run: fetching per `settings.fetch`, the shared cache,
-    `max_fetch_concurrency`, `allow_private_hosts`, `max_doc_chars`.
-
-    A `page_reader_url` setting (Jina Reader style), when the Settings have one, routes
-    every fetch through that service.
+    `max_fetch_concurrency`, `allow_private_hosts`, `respect_robots`, `max_doc_chars`;
+    `page_reader_url` (Jina Reader style) routes every fetch through that service.
     """
     fetcher = None
     if settings.fetch:
         config = FetchConfig(
             connect_timeout_s=settings.connect_timeout_s,
             max_concurrency=settings.max_fetch_concurrency,
-            reader_url=getattr(settings, "page_reader_url", None),
+            reader_url=settings.page_reader_url,
+            respect_robots=settings.respect_robots,
         )
         fetcher = PageFetcher(config, HostPolicy(allow_private=settings.allow_private_hosts))
     return WebDocuments(

@@ -8,7 +8,8 @@ changes between check and use (rebinding) cannot reach an internal address.
 
 `allow_private=True` (`--allow-private-hosts`) opts out, for intranets and tests.
 `allowed` trusts specific "host", "host:port", "ip" or "ip:port" entries even when
-private (a configured page-reader service; a test's own loopback server), and the
+private (for library users: one intranet service, a test's own loopback server; the
+CLI's page-reader endpoint is not trusted this way, it needs `allow_private`), and the
 resolver is injectable so tests can map names to any address without DNS.
 """
 

@@ -89,6 +89,9 @@ class HTTPSearch:
     name: ClassVar[str]
     default_endpoint: ClassVar[str | None] = None  # None: --search-endpoint is required
     key_env: ClassVar[str | None] = None  # environment variable holding the API key
+    # False: the key is sent when the variable is set, and the backend works without one
+    # (self-hosted services that may or may not be protected).
+    key_required: ClassVar[bool] = True
     rate_per_s: ClassVar[float | None] = None  # the provider's documented/free-tier limit
 
     def __init__(
@@ -107,8 +110,8 @@ class HTTPSearch:
             raise ConfigError(f"search backend {self.name!r} needs --search-endpoint URL")
         self.endpoint = url
         if self.key_env and not api_key:
-            api_key = os.environ.get(self.key_env)
-            if not api_key:
+            api_key = os.environ.get(self.key_env) or None
+            if not api_key and self.key_required:
                 raise ConfigError(
                     f"search backend {self.name!r} needs an API key in ${self.key_env}"
                 )

@@ -4,11 +4,16 @@ POST {"queries": [q], "topk": k, "return_scores": true} ->
 {"result": [[{"document": {"id", "contents"}, "score"}]]}, where `contents` is
 "Title\\ntext" (FlashRAG's Wikipedia dumps quote the title). Hits carry text, no URL,
 so the document step cuts them locally instead of fetching.
+
+A retrieval box shared by many workers is often protected (`search-o1 serve
+--auth-key-env` guards its /retrieve with bearer auth): when $RETRIEVER_API_KEY is set it
+is sent as `Authorization: Bearer KEY`; without it requests go unauthenticated, as the
+protocol's reference servers expect.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from search_o1.search.http import HTTPSearch, Request
 from search_o1.types import Hit
@@ -31,10 +36,13 @@ def split_contents(contents: str) -> tuple[str, str]:
 class RetrieverSearch(HTTPSearch):
     name = "retriever"
     default_endpoint = None  # e.g. http://gpu-box:8000/retrieve
+    key_env = "RETRIEVER_API_KEY"
+    key_required: ClassVar[bool] = False
 
     def build_request(self, query: str, k: int) -> Request:
         body = {"queries": [query], "topk": k, "return_scores": True}
-        return Request("POST", self.endpoint, json=body)
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        return Request("POST", self.endpoint, json=body, headers=headers)
 
     def parse(self, data: Any, k: int) -> list[Hit]:
         groups = data["result"]
