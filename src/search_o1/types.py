@@ -179,8 +179,25 @@ class Trace:
     def searches(self) -> list[SearchRecord]:
         return [s.search for s in self.steps if s.search is not None]
 
+    def document_counts(self) -> dict[str, int]:
+        """How the documents of every search fared: read in full ("ok"), snippet only by
+        choice ("snippet_only"), fetch failed ("failed"), or fetched but empty ("empty")."""
+        counts = {"ok": 0, "snippet_only": 0, "failed": 0, "empty": 0}
+        for record in self.searches:
+            for doc in record.documents:
+                counts[_status_kind(doc.status)] += 1
+        return counts
+
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(self)  # type: ignore[no-any-return]
+
+
+def _status_kind(status: str) -> str:
+    if status == "ok":
+        return "ok"
+    if status == "snippet-only":
+        return "snippet_only"
+    return "empty" if "empty" in status else "failed"
 
 
 def to_jsonable(obj: Any) -> Any:

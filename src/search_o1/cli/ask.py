@@ -104,6 +104,7 @@ def ask_json(trace: Trace, wall_s: float) -> dict[str, Any]:
             "reader_prompt_tokens": trace.reader_usage.prompt_tokens,
             "reader_completion_tokens": trace.reader_usage.completion_tokens,
         },
+        "documents": trace.document_counts(),
         "wall_s": round(wall_s, 3),
         "trace": to_jsonable(trace),
     }

@@ -85,6 +85,13 @@ def render_summary(metrics: Mapping[str, Any]) -> str:
         f"{metrics['num_valid']} of {metrics['n']} · missing {metrics['missing']} · "
         f"malformed rows skipped {metrics['skipped_rows']}"
     )
+    docs = metrics.get("documents") or {}
+    if any(docs.values()):
+        parts.append(
+            f"documents: {docs.get('ok', 0)} read · {docs.get('snippet_only', 0)} snippet only"
+            f" · {docs.get('failed', 0)} fetch failed · {docs.get('empty', 0)} empty pages"
+            " (failed and empty fell back to the snippet)"
+        )
     if backoff:
         parts.append(f"backoff: {int(backoff['replaced'])} invalid answers took the direct run's")
     for group, labels in metrics.get("breakdowns", {}).items():

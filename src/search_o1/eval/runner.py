@@ -87,6 +87,7 @@ def _record(item: Item, trace: Trace, scores: Mapping[str, float], task: str) ->
         "finish_reason": trace.finish_reason.value if trace.finish_reason else None,
         "searches": [s.query for s in trace.searches],
         "n_searches": sum(1 for s in trace.searches if s.outcome == "searched"),
+        "documents": trace.document_counts(),
         "tokens": {
             "prompt": usage.prompt_tokens,
             "completion": usage.completion_tokens,

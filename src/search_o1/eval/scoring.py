@@ -140,8 +140,10 @@ def aggregate(
     rows = list(records)
     columns = COLUMNS[task]
     usage = Counter[str]()
+    documents = Counter[str]()
     for r in rows:
         usage.update({k: int(v) for k, v in (r.get("tokens") or {}).items()})
+        documents.update({k: int(v) for k, v in (r.get("documents") or {}).items()})
     out: dict[str, Any] = {
         "n": len(rows),
         "overall": _means(rows, columns),
@@ -153,6 +155,8 @@ def aggregate(
             "items_with_search": sum(1 for r in rows if r.get("n_searches")),
         },
         "tokens": dict(usage),
+        # Fetch outcomes: failures and empty pages fell back to the hit's snippet.
+        "documents": {k: documents[k] for k in ("ok", "snippet_only", "failed", "empty")},
         "latency_s": {"mean": mean(float(r.get("latency_s", 0.0)) for r in rows)},
     }
     if fallback is not None:
