@@ -312,6 +312,7 @@ async def test_fetch_outcomes_are_counted_in_the_trace_and_the_run_summary() -> 
         {
             **metrics,
             "dataset": "nq",
+            "primary": "em",
             "method": "search-o1",
             "task": "qa",
             "items": 2,
