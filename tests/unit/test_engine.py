@@ -318,6 +318,6 @@ async def test_fetch_outcomes_are_counted_in_the_trace_and_the_run_summary() -> 
             "items": 2,
             "missing": 0,
             "skipped_rows": 0,
-        }  # fmt: skip
+        }
     )
     assert "2 fetch failed · 2 empty pages" in summary

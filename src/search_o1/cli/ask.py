@@ -42,6 +42,11 @@ DEMO_QUESTION_HINT = "embedded SmolLM2-135M + offline Wikipedia summaries"
     show_default=True,
     help="search-o1, or one of the paper's baselines.",
 )
+@click.option(
+    "--schedule",
+    type=click.Choice(["async", "rounds"]),
+    help="Accepted for symmetry with eval: with one question both schedules are the same.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object, nothing else.")
 @click.option("--trace-out", type=click.Path(path_type=Path), help="Write the full trace here.")
 @click.option("--demo", is_flag=True, help=f"Use the demo setup ({DEMO_QUESTION_HINT}).")
