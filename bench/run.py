@@ -86,7 +86,8 @@ async def routing() -> list[RunResult]:
 async def thousand() -> RunResult:
     n = 1000
     with sim_engines(4, time_scale=TIME_SCALE, length_scale=0.25) as urls:
-        settings = bench_settings(urls)
+        # The run's model-request limit is n; the clients' connection caps follow it.
+        settings = bench_settings(urls, max_llm_inflight=n)
         llm = build_llm(settings)
         try:
             result = await run_workload(

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 import socket
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import pytest
 from tests.servers.openai_server import openai_server
 
 from search_o1.config import Settings
-from search_o1.errors import BackendError, ContextOverflowError
+from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.templates import ServerTemplateUnavailable, chatml
@@ -302,7 +307,120 @@ async def test_read_timeout_is_reported_not_retried() -> None:
 
 
 def test_missing_base_url_is_a_config_error() -> None:
-    from search_o1.errors import ConfigError
-
     with pytest.raises(ConfigError, match="base-url"):
         OpenAILLM.from_settings(Settings(backend="openai"))
+
+
+def test_one_server_per_client_several_need_a_pool() -> None:
+    """Routing over several servers is PoolLLM's (pipeline.build_llm builds one)."""
+    with pytest.raises(ValueError, match="PoolLLM"):
+        OpenAILLM(["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"])
+    with pytest.raises(ConfigError, match="build_llm"):
+        OpenAILLM.from_settings(Settings(base_url=["http://a:1/v1", "http://b:1/v1"]))
+    llm = OpenAILLM(["http://127.0.0.1:9/v1/"])  # a one-element list, as before
+    assert llm.base_url == "http://127.0.0.1:9/v1" and llm.base_urls == [llm.base_url]
+
+
+async def test_streamed_requests_reuse_their_connection() -> None:
+    """The body is read past `[DONE]` to its end, so the connection goes back to the pool."""
+    with openai_server(reply("a streamed answer")) as server:
+        llm = fast(server.url)
+        for _ in range(3):
+            await llm.complete(
+                PROMPT, stop=[], max_tokens=20, sampling=SAMPLING, on_text=lambda _: None
+            )
+        await llm.aclose()
+    assert len(server.completion_requests) == 3
+    assert len(set(server.clients)) == 1  # discovery and all three completions
+
+
+@asynccontextmanager
+async def raw_server(
+    *, hold_until: int = 0, hold_s: float = 0.0, stream_open_after_done: bool = False
+) -> AsyncIterator[dict[str, Any]]:
+    """A minimal HTTP/1.1 model server in the test's loop; yields {"url", "peak"}.
+
+    Each completion waits until `hold_until` completions are open at once (at most
+    `hold_s`), so "peak" is the most requests the client had in flight. With
+    `stream_open_after_done`, completions are streamed and the body never ends after
+    `data: [DONE]`.
+    """
+    state: dict[str, Any] = {"open": 0, "peak": 0}
+    everyone = asyncio.Event()
+
+    def answer(payload: dict[str, Any]) -> bytes:
+        data = json.dumps(payload).encode()
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}"
+        return head.encode() + b"\r\n\r\n" + data
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with suppress(asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = re.search(rb"(?i)content-length: *(\d+)", head)
+                await reader.readexactly(int(length.group(1)) if length else 0)
+                if not head.startswith(b"POST"):
+                    writer.write(answer({"data": [{"id": "m", "owned_by": "vllm"}]}))
+                elif stream_open_after_done:
+                    chunk = b'data: {"choices": [{"text": "hi", "finish_reason": "stop"}]}\n\n'
+                    chunk += b"data: [DONE]\n\n"
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n")
+                    writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
+                    writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    await writer.drain()
+                    await asyncio.sleep(30)  # never sends the terminating chunk
+                else:
+                    state["open"] += 1
+                    state["peak"] = max(state["peak"], state["open"])
+                    if state["open"] >= hold_until:
+                        everyone.set()
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(everyone.wait(), hold_s)
+                    state["open"] -= 1
+                    choice = {"text": "ok", "finish_reason": "stop"}
+                    writer.write(answer({"choices": [choice], "usage": {"prompt_tokens": 3}}))
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+    port = server.sockets[0].getsockname()[1]
+    state["url"] = f"http://127.0.0.1:{port}/v1"
+    try:
+        yield state
+    finally:
+        server.close()
+
+
+async def test_more_requests_in_flight_than_httpx_allows_by_default() -> None:
+    """httpx caps a client at 100 connections; the scheduler sends up to 256 at once."""
+    n = 150
+    async with raw_server(hold_until=n, hold_s=5.0) as server:
+        llm = fast(server["url"])
+        done = await asyncio.gather(
+            *(llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING) for _ in range(n))
+        )
+        await llm.aclose()
+    assert [d.text for d in done] == ["ok"] * n
+    assert server["peak"] == n  # all at the server at once (httpx alone would allow 100)
+
+
+async def test_max_connections_caps_requests_in_flight() -> None:
+    """The cap holds across the client's several connection pools."""
+    async with raw_server(hold_until=1000, hold_s=1.0) as server:
+        llm = fast(server["url"], max_connections=20)
+        await asyncio.gather(
+            *(llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING) for _ in range(30))
+        )
+        await llm.aclose()
+    assert server["peak"] == 20
+
+
+async def test_a_stream_held_open_after_done_does_not_hang() -> None:
+    async with raw_server(stream_open_after_done=True) as server:
+        llm = fast(server["url"])
+        started = time.monotonic()
+        done = await llm.complete(
+            PROMPT, stop=[], max_tokens=5, sampling=SAMPLING, on_text=lambda _: None
+        )
+        await llm.aclose()
+    assert done.text == "hi" and time.monotonic() - started < 2.0

@@ -36,7 +36,8 @@ class FakeOpenAIServer:
     This includes discovery (GET /v1/models) and template probes (POST /apply-template,
     /tokenize), which a client may send before its first completion; use
     `completion_requests` for only the completion bodies. `headers`: the request headers,
-    parallel to `requests`.
+    parallel to `requests`; `clients`: the client's (host, port), parallel too (one port
+    is one connection, so it shows connection reuse).
     """
 
     def __init__(self, httpd: ThreadingHTTPServer, thread: threading.Thread) -> None:
@@ -47,6 +48,7 @@ class FakeOpenAIServer:
         self.url = self.base + "/v1"
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.headers: list[dict[str, str]] = []
+        self.clients: list[tuple[str, int]] = []
 
     @property
     def completion_requests(self) -> list[dict[str, Any]]:
@@ -107,6 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.cfg.lock:
             self.handle_ref.requests.append((self.path, body))
             self.handle_ref.headers.append({k.lower(): v for k, v in self.headers.items()})
+            self.handle_ref.clients.append(self.client_address[:2])
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()

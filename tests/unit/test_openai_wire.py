@@ -75,6 +75,30 @@ def test_error_message_shapes() -> None:
     assert wire.body_message("") == "(empty body)"
 
 
-def test_sse_lines() -> None:
-    assert wire.sse_data('data: {"a": 1}') == '{"a": 1}'
-    assert wire.sse_data(": ping") is None and wire.sse_data("event: x") is None
+def _decode(*chunks: bytes) -> list[bytes]:
+    sse = wire.SseDecoder()
+    return [data for chunk in chunks for data in sse.feed(chunk)] + sse.flush()
+
+
+def test_sse_data_lines_only() -> None:
+    stream = b': ping\n\nevent: x\ndata: {"a": 1}\n\ndata:[DONE]\n\n'
+    assert _decode(stream) == [b'{"a": 1}', b"[DONE]"]
+
+
+def test_sse_lines_split_anywhere_across_chunks() -> None:
+    stream = b'data: {"text": "one"}\r\n\r\ndata: {"text": "two"}\n\ndata: [DONE]\n\n'
+    whole = _decode(stream)
+    assert whole == [b'{"text": "one"}', b'{"text": "two"}', b"[DONE]"]
+    for size in (1, 2, 3, 7):
+        assert _decode(*(stream[i : i + size] for i in range(0, len(stream), size))) == whole
+
+
+def test_sse_bare_cr_ends_a_line_and_a_last_unended_line_is_kept() -> None:
+    assert _decode(b"data: a\rdata: b\r", b"\ndata: c") == [b"a", b"b", b"c"]
+
+
+def test_sse_unicode_line_separators_stay_inside_the_json() -> None:
+    """JSON leaves U+2028, U+2029 and U+0085 unescaped; they do not end an SSE line."""
+    text = "a\u2028b\u2029c\x85d"
+    line = b'data: {"text": "' + text.encode() + b'"}\n\n'
+    assert _decode(line) == [b'{"text": "' + text.encode() + b'"}']

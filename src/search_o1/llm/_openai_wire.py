@@ -275,11 +275,40 @@ class StreamError(ValueError):
     """The server reported an error inside an SSE stream."""
 
 
-def sse_data(line: str) -> str | None:
-    """The payload of an SSE `data:` line; None for comments, blank lines, other fields."""
-    if not line.startswith("data:"):
-        return None
-    return line[5:].strip()
+class SseDecoder:
+    """Splits an SSE byte stream into the payloads of its `data:` lines, as bytes.
+
+    Lines end at LF, CRLF or CR, as the SSE grammar says. Splitting bytes (not text, as
+    httpx's `aiter_lines` does) matters for correctness as well as speed: str.splitlines
+    also breaks at U+2028, U+2029 and U+0085, which JSON leaves unescaped inside strings,
+    so a model writing one would cut its chunk in two. Comments, blank lines and other
+    fields are dropped; `json.loads` takes the UTF-8 payloads as they are.
+    """
+
+    def __init__(self) -> None:
+        self._partial: list[bytes] = []  # a line not yet ended, in pieces
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._partial.append(chunk)  # joined once, when the line ends
+            return []
+        if self._partial:
+            self._partial.append(chunk)
+            chunk = b"".join(self._partial)
+            self._partial = []
+        lines = chunk.splitlines()  # bytes: only CR, LF and CRLF end a line
+        if not chunk.endswith((b"\n", b"\r")):
+            self._partial.append(lines.pop())
+        return _data(lines)
+
+    def flush(self) -> list[bytes]:
+        """The payload of a last line the stream ended without a newline."""
+        lines, self._partial = [b"".join(self._partial)], []
+        return _data(lines)
+
+
+def _data(lines: list[bytes]) -> list[bytes]:
+    return [line[5:].strip() for line in lines if line.startswith(b"data:")]
 
 
 # ---- errors ------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ serves servers without raw completions: the text so far goes in a final assistan
 that the server continues (vLLM `continue_final_message`, llama.cpp prefill).
 
 Wire details (bodies, replies, SSE, error texts) live in `_openai_wire`; this module owns
-the connection: discovery, retries, timeouts and the mapping to typed errors.
+the connection: discovery, retries, timeouts, connection pooling and the mapping to typed
+errors. One instance talks to one server; `PoolLLM` routes over several.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ import json
 import logging
 import random
 import time
-import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -30,6 +30,7 @@ import httpx
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm import _openai_wire as wire
+from search_o1.llm._transport import ShardedTransport
 from search_o1.llm.base import normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
 from search_o1.llm.templates import render_on_server as _render_on_server
@@ -38,6 +39,8 @@ from search_o1.types import Completion, Message, Prompt, Sampling, TextSink
 log = logging.getLogger(__name__)
 BACKEND = "openai"
 _RENDER_CACHE_SIZE = 4096
+# How long to wait for the end of a streamed body after its `[DONE]` (see _drain).
+_DRAIN_S = 0.25
 T = TypeVar("T")
 
 
@@ -61,8 +64,10 @@ class OpenAILLM:
 
     `chat_template`: None tries the server's own template and falls back to `chatml` with a
     warning; "server" insists on the server's; a built-in name or .jinja path renders here.
-    `base_url` may list several equivalent servers: a chain sticks to one (chosen by its
-    messages) so that server's prefix cache keeps serving it.
+    One instance talks to one server; several equivalent servers are a `PoolLLM` of these
+    (pipeline.build_llm), which routes each chain with prefix affinity and fails over.
+    `max_connections`: requests this client may have open at once; keep it at least the
+    scheduler's model-request limit, or requests beyond it queue inside httpx.
     """
 
     name = BACKEND
@@ -81,11 +86,16 @@ class OpenAILLM:
         retries: int = 4,
         backoff_s: float = 0.5,
         max_backoff_s: float = 30.0,
+        max_connections: int = 256,
     ) -> None:
+        # A one-element list is accepted as before; several servers need a PoolLLM.
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
-        if not urls:
-            raise ValueError("OpenAILLM needs at least one base_url")
-        self.base_urls = [u.rstrip("/") for u in urls]
+        if len(urls) != 1:
+            raise ValueError(
+                f"OpenAILLM talks to one server, got {len(urls)} base URLs; "
+                "for several use search_o1.llm.pool.PoolLLM (pipeline.build_llm does)"
+            )
+        self.base_url = urls[0].rstrip("/")
         self.model = model
         self.api_mode = api_mode
         self.retries = max(0, retries)
@@ -103,13 +113,32 @@ class OpenAILLM:
         self._secret = api_key  # only for the header and for redacting error texts
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
-        self._client = httpx.AsyncClient(headers=headers, timeout=timeout)
+        # httpx's default cap (100 connections) is below the scheduler's 256 model requests
+        # in flight; requests past it queued in httpcore, whose pool then matched every
+        # queued request against every connection on each request and response (half the
+        # orchestrator's CPU at 200 questions on one server).
+        size = max(1, max_connections)
+        self._client = httpx.AsyncClient(
+            headers=headers,
+            timeout=timeout,
+            transport=ShardedTransport(size),
+            # Only for proxies taken from the environment, which get their own transports.
+            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+        )
+
+    @property
+    def base_urls(self) -> list[str]:
+        """`[base_url]`: the server list the readiness probe (serve/health.py) checks."""
+        return [self.base_url]
 
     @classmethod
     def from_settings(
         cls, settings: Settings, *, role: Literal["main", "reader"] = "main"
     ) -> OpenAILLM:
-        """Build from settings; the reader role uses reader_base_url/reader_model when set."""
+        """Build from settings; the reader role uses reader_base_url/reader_model when set.
+
+        One server only: pipeline.build_llm turns several base URLs into a PoolLLM of these.
+        """
         urls = list(settings.base_url)
         model = settings.model
         if role == "reader":
@@ -117,8 +146,13 @@ class OpenAILLM:
             model = settings.reader_model or model
         if not urls:
             raise ConfigError("the openai backend needs --base-url (e.g. http://host:8000/v1)")
+        if len(urls) > 1:
+            raise ConfigError(
+                "OpenAILLM.from_settings takes one --base-url; "
+                "search_o1.pipeline.build_llm routes over several"
+            )
         return cls(
-            urls,
+            urls[0],
             model=model,
             api_key=settings.api_key,
             api_mode=settings.api_mode,
@@ -127,6 +161,7 @@ class OpenAILLM:
             timeout_s=settings.timeout_s,
             connect_timeout_s=settings.connect_timeout_s,
             retries=settings.retries,
+            max_connections=settings.max_llm_inflight,
         )
 
     # ---- the LLM protocol ----------------------------------------------------------------
@@ -143,7 +178,6 @@ class OpenAILLM:
     ) -> Completion:
         started = time.monotonic()
         info = await self._discover()
-        base = self._pick_base(prompt.messages)
         sent: str | list[dict[str, str]]
         if self.api_mode == "chat":
             path, sent = (
@@ -166,7 +200,7 @@ class OpenAILLM:
                 extras=self._send_extras,
             )
 
-        reply = await self._complete_request(base + path, body, on_text)
+        reply = await self._complete_request(self.base_url + path, body, on_text)
         raw = reply.text
         if isinstance(sent, list) and on_text is None and info.kind != "vllm":
             # llama.cpp's non-streamed chat reply repeats the prefilled assistant text.
@@ -201,7 +235,7 @@ class OpenAILLM:
         if self._local is not None:
             return self._local(messages)
         await self._discover()  # vLLM's /tokenize wants the model name
-        root = _root(self._pick_base(messages))
+        root = _root(self.base_url)
         try:
             return await self._retrying(
                 lambda: self._render_on(root, messages), what=f"{root} (chat template)"
@@ -221,12 +255,6 @@ class OpenAILLM:
         except httpx.TransportError as e:
             raise _transport_error(root, e) from None
 
-    def _pick_base(self, messages: tuple[Message, ...]) -> str:
-        if len(self.base_urls) == 1:
-            return self.base_urls[0]
-        key = "\x00".join(m.content for m in messages).encode()
-        return self.base_urls[zlib.crc32(key) % len(self.base_urls)]
-
     # ---- discovery -----------------------------------------------------------------------
 
     async def _discover(self) -> wire.ServerInfo:
@@ -235,7 +263,7 @@ class OpenAILLM:
             return self._info
         async with self._lock:
             if self._info is None:
-                url = self.base_urls[0] + "/models"
+                url = self.base_url + "/models"
                 info = await self._retrying(lambda: self._fetch_models(url), what=url)
                 if self.model is None:
                     self.model = self._default_model(info)
@@ -264,7 +292,7 @@ class OpenAILLM:
 
     async def _props_context(self) -> int | None:
         try:
-            response = await self._client.get(_root(self.base_urls[0]) + "/props")
+            response = await self._client.get(_root(self.base_url) + "/props")
             return wire.props_context(response.json()) if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             return None
@@ -361,12 +389,24 @@ class OpenAILLM:
 
 async def _read_stream(url: str, response: httpx.Response, on_text: TextSink) -> wire.Reply:
     state = wire.StreamState()
-    async for line in response.aiter_lines():
-        data = wire.sse_data(line)
+    sse = wire.SseDecoder()
+    chunks = response.aiter_bytes()
+    async for chunk in chunks:
+        if _apply(url, state, sse.feed(chunk), on_text):
+            await _drain(chunks)
+            break
+    else:
+        _apply(url, state, sse.flush(), on_text)
+    return state.reply()
+
+
+def _apply(url: str, state: wire.StreamState, payloads: list[bytes], on_text: TextSink) -> bool:
+    """Feed SSE payloads to `state`; True at the `[DONE]` sentinel."""
+    for data in payloads:
         if not data:
             continue
-        if data == "[DONE]":
-            break
+        if data == b"[DONE]":
+            return True
         try:
             piece = state.feed(json.loads(data))
         except wire.StreamError as e:
@@ -375,7 +415,20 @@ async def _read_stream(url: str, response: httpx.Response, on_text: TextSink) ->
             raise _malformed(url, e) from None
         if piece:
             on_text(piece)
-    return state.reply()
+    return False
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read the body's end that follows `[DONE]` (the chunked-encoding terminator).
+
+    httpcore keeps a connection for reuse only when its response was read to the end;
+    stopping at `[DONE]` made every streamed request open a new TCP connection. A server
+    that holds the stream open after `[DONE]` is cut off after a moment, as before.
+    """
+    with suppress(TimeoutError, httpx.HTTPError):
+        async with asyncio.timeout(_DRAIN_S):
+            async for _ in chunks:
+                pass
 
 
 def _completion(
@@ -387,13 +440,15 @@ def _completion(
 ) -> Completion:
     finish: Literal["stop", "length"] = "length" if reply.finish_reason == "length" else "stop"
     text, hit = normalise_stop(raw, finish, stop, server_stop=reply.server_stop)
-    sent_text = sent if isinstance(sent, str) else json.dumps(sent)
+    prompt_tokens = reply.prompt_tokens
+    if not prompt_tokens:  # only then: serialising a long chat prompt is not free
+        prompt_tokens = _estimate_tokens(sent if isinstance(sent, str) else json.dumps(sent))
     completion_tokens = reply.completion_tokens
     return Completion(
         text=text,
         finish=finish,
         stop=hit if finish == "stop" else None,
-        prompt_tokens=reply.prompt_tokens or _estimate_tokens(sent_text),
+        prompt_tokens=prompt_tokens,
         completion_tokens=_estimate_tokens(raw) if completion_tokens is None else completion_tokens,
         latency_s=latency_s,
     )
