@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from search_o1._http import retry_after_s
 from search_o1.llm import _openai_wire as wire
 
 
@@ -62,10 +63,10 @@ def test_other_400s_are_not_overflow() -> None:
 
 
 def test_retry_after_forms() -> None:
-    assert wire.retry_after_s("2") == 2.0
-    assert wire.retry_after_s("-3") == 0.0
-    assert wire.retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
-    assert wire.retry_after_s("soon") is None and wire.retry_after_s(None) is None
+    assert retry_after_s("2") == 2.0
+    assert retry_after_s("-3") == 0.0
+    assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert retry_after_s("soon") is None and retry_after_s(None) is None
 
 
 def test_error_message_shapes() -> None:

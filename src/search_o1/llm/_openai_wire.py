@@ -15,8 +15,6 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
-from time import time
 from typing import Any, Literal
 
 from search_o1.types import Message, Sampling
@@ -338,17 +336,3 @@ def is_overflow(status: int, message: str) -> bool:
 
 def is_retryable(status: int) -> bool:
     return status in (408, 409, 425, 429) or status >= 500
-
-
-def retry_after_s(header: str | None) -> float | None:
-    """Retry-After as seconds (a number or an HTTP date); None when absent or odd."""
-    if not header:
-        return None
-    try:
-        return max(0.0, float(header))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(header).timestamp() - time())
-    except (TypeError, ValueError):
-        return None

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from search_o1._http import retry_after_s
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm import _openai_wire as wire
@@ -382,7 +383,7 @@ class OpenAILLM:
             BACKEND,
             message,
             status=status,
-            retry_after=wire.retry_after_s(response.headers.get("retry-after")),
+            retry_after=retry_after_s(response.headers.get("retry-after")),
             retryable=wire.is_retryable(status),
         )
 

@@ -9,7 +9,6 @@ limit, and turns every failure into a BackendError that never contains the key.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import hashlib
 import html
 import os
@@ -21,11 +20,12 @@ from typing import Any, ClassVar, Self
 
 import httpx
 
+from search_o1._http import retry_after_s
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.types import Hit
 
-__all__ = ["HTTPSearch", "RateLimiter", "Request", "clean_snippet", "parse_retry_after"]
+__all__ = ["HTTPSearch", "RateLimiter", "Request", "clean_snippet"]
 
 USER_AGENT = "search-o1/0.1 (+https://github.com/search-o1)"
 SEARCH_TIMEOUT_S = 20.0  # the paper's Bing timeout
@@ -47,21 +47,6 @@ def clean_snippet(text: Any) -> str:
     if not isinstance(text, str):
         return ""
     return " ".join(html.unescape(_TAG.sub("", text)).split())
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class RateLimiter:
@@ -211,7 +196,7 @@ class HTTPSearch:
                 self.name,
                 self._scrub(response.text[:200]) or response.reason_phrase,
                 status=status,
-                retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                retry_after=retry_after_s(response.headers.get("Retry-After")),
                 retryable=True,
             )
         if status >= 400:
