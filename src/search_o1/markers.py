@@ -66,6 +66,3 @@ def result_block(content: str) -> str:
     """Wrap refined facts (already neutralised) the way the paper inserts them."""
     return f"\n\n{BEGIN_RESULT}\n{content.strip()}\n{END_RESULT}\n\n"
 
-
-def query_block(query: str) -> str:
-    return f"{BEGIN_QUERY}{query}{END_QUERY}"

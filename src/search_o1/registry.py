@@ -48,10 +48,10 @@ def resolve(kind: str, name: str) -> Callable[..., Any]:
     for ep in entry_points(group=f"search_o1.{kind}"):
         if ep.name == name:
             return ep.load()  # type: ignore[no-any-return]
-    known = sorted({*table, *(ep.name for ep in entry_points(group=f"search_o1.{kind}"))})
-    raise ConfigError(f"unknown {kind} backend {name!r}; known: {', '.join(known)}")
+    raise ConfigError(f"unknown {kind} backend {name!r}; known: {', '.join(names(kind))}")
 
 
 def names(kind: str) -> list[str]:
+    """Every backend name of `kind`, built-in and plugin."""
     table = LLM_BACKENDS if kind == "llm" else SEARCH_BACKENDS
     return sorted({*table, *(ep.name for ep in entry_points(group=f"search_o1.{kind}"))})
