@@ -41,21 +41,26 @@ class LLM(Protocol):
 def normalise_stop(
     text: str, finish: str, stop: Sequence[str], *, server_stop: str | None = None
 ) -> tuple[str, str | None]:
-    """Return (text without the stop string, the stop string that ended it or None).
+    """Return (text up to the stop string, the stop string that ended it or None).
 
     vLLM appends the stop string only when asked; llama.cpp never does, but may report
-    which one matched (`server_stop`). Both shapes end up identical here.
+    which one matched (`server_stop`); a server that ignores `stop` altogether returns
+    text past it, which is cut here at the earliest stop string. All shapes end up
+    identical.
 
     >>> normalise_stop("q<|end_search_query|>", "stop", ["<|end_search_query|>"])
     ('q', '<|end_search_query|>')
     >>> normalise_stop("q", "stop", ["<|end_search_query|>"], server_stop="<|end_search_query|>")
     ('q', '<|end_search_query|>')
+    >>> normalise_stop("q<|end_search_query|> and more", "stop", ["<|end_search_query|>"])
+    ('q', '<|end_search_query|>')
     >>> normalise_stop("done", "stop", ["<|end_search_query|>"])
     ('done', None)
     """
-    for s in stop:
-        if s and text.endswith(s):
-            return text[: -len(s)], s
+    found = [(i, s) for s in stop if s and (i := text.find(s)) >= 0]
+    if found:
+        cut, hit = min(found)
+        return text[:cut], hit
     if finish == "stop" and server_stop in stop:
         return text, server_stop
     return text, None

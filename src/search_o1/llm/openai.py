@@ -348,13 +348,17 @@ class OpenAILLM:
             if response.status_code != 200:
                 await response.aread()
                 raise self._http_error(url, response)
-            if body.get("stream"):
+            # Some servers ignore `stream` and answer with one JSON body: read it whole.
+            if body.get("stream") and "json" not in response.headers.get("content-type", ""):
                 return await _read_stream(url, response, on_text)
             await response.aread()
             try:
-                return wire.parse_reply(response.json())
+                reply = wire.parse_reply(response.json())
             except ValueError as e:
                 raise _malformed(url, e) from None
+            if body.get("stream") and reply.text:
+                on_text(reply.text)
+            return reply
 
     @asynccontextmanager
     async def _open(self, url: str, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
