@@ -65,4 +65,3 @@ def last_between(text: str, begin: str, end: str) -> str | None:
 def result_block(content: str) -> str:
     """Wrap refined facts (already neutralised) the way the paper inserts them."""
     return f"\n\n{BEGIN_RESULT}\n{content.strip()}\n{END_RESULT}\n\n"
-
