@@ -33,6 +33,7 @@ from search_o1.prompts import (
 )
 from search_o1.reader import Reader, format_documents
 from search_o1.search.base import DocumentReader, Search
+from search_o1.search.local import LocalDocuments
 from search_o1.types import (
     Completion,
     Document,
@@ -50,7 +51,6 @@ from search_o1.types import (
     Trace,
     Usage,
 )
-from search_o1.window import cut_document
 
 Method = Literal["direct", "rag", "rag-agent", "search-o1"]
 METHODS: tuple[str, ...] = get_args(Method)
@@ -397,21 +397,6 @@ class Engine:
         if method == "rag-agent":
             return [mk.END_QUERY, mk.END_URL]
         return []
-
-
-class LocalDocuments:
-    """Documents from hits that carry their own text (local corpora): no fetching."""
-
-    def __init__(self, max_chars: int) -> None:
-        self.max_chars = max_chars
-
-    async def read(self, query: str, hits: Sequence[Hit]) -> list[Document]:
-        out = []
-        for hit in hits:
-            text = hit.text or hit.snippet
-            status = "ok" if hit.text else "snippet-only"
-            out.append(Document(hit, cut_document(text, query, self.max_chars), status))
-        return out
 
 
 def _open_marker(completion: Completion, begin: str, end: str) -> bool:

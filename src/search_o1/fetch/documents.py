@@ -26,8 +26,9 @@ from search_o1.errors import ReplayMissError
 from search_o1.fetch.extract import EXTRACTOR_VERSION
 from search_o1.fetch.fetcher import FetchConfig, FetchError, PageFetcher
 from search_o1.fetch.guard import HostPolicy
+from search_o1.search.local import local_document
 from search_o1.types import Document, Hit
-from search_o1.window import best_window, cut_document
+from search_o1.window import best_window
 
 __all__ = ["WebDocuments", "build_documents"]
 
@@ -62,7 +63,7 @@ class WebDocuments:
 
     async def _document(self, query: str, hit: Hit) -> Document:
         if hit.url is None:
-            return Document(hit, cut_document(hit.text, query, self.max_doc_chars), "ok")
+            return local_document(hit, query, self.max_doc_chars)
         if self.fetcher is None:
             return Document(hit, hit.snippet, "snippet-only")
         try:
