@@ -1,5 +1,6 @@
-"""`ask` against the barest OpenAI-style server: only POST /v1/completions, which ignores
-`stream` and `stop`, reports no usage, and answers every other path with an HTML 404.
+"""`ask` against the barest OpenAI-style servers: only POST /v1/completions (or only
+/v1/chat/completions), ignoring `stream` and `stop`, reporting no usage, and answering
+every other path with an HTML 404.
 
 Servers like this exist (thin wrappers, research stubs); the client must still drive the
 chain correctly from the completions alone.
@@ -21,6 +22,8 @@ from search_o1 import markers as mk
 
 
 class _Handler(BaseHTTPRequestHandler):
+    path_served = "/v1/completions"
+
     def log_message(self, *args: Any) -> None:
         return None
 
@@ -36,19 +39,39 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.path != "/v1/completions":
+        if self.path != self.path_served:
             self._send(404, b"<html>not here</html>", "text/html")
             return
         # Ignores stop and stream: the whole scripted text, with anything after the
         # query's end marker too.
-        text = reasoning_model(body) + " (and the model would go on here)"
-        reply = {"choices": [{"index": 0, "text": text, "finish_reason": "stop"}]}
+        text = reasoning_model(_as_completion(body)) + " (and the model would go on here)"
+        if "messages" in body:
+            choice = {"index": 0, "message": {"role": "assistant", "content": text}}
+        else:
+            choice = {"index": 0, "text": text}
+        reply = {"choices": [{**choice, "finish_reason": "stop"}]}
         self._send(200, json.dumps(reply).encode(), "application/json")
 
 
-@pytest.fixture
-def minimal_server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+class _ChatOnly(_Handler):
+    path_served = "/v1/chat/completions"
+
+
+def _as_completion(body: dict[str, Any]) -> dict[str, Any]:
+    """A chat request seen as the scripted model's raw prompt: the chain so far is the
+    final assistant message, if any (the reader's request is one user message)."""
+    if "messages" not in body:
+        return body
+    last = body["messages"][-1]
+    if "**Current search query**" in last["content"]:
+        return {"prompt": last["content"]}
+    chain = last["content"] if last["role"] == "assistant" else ""
+    return {"prompt": "<|im_start|>assistant\n" + chain}
+
+
+@pytest.fixture(params=[_Handler, _ChatOnly], ids=["completions-only", "chat-only"])
+def minimal_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), request.param)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"

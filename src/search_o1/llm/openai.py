@@ -177,6 +177,27 @@ class OpenAILLM:
         on_text: TextSink | None = None,
         grammar: str | None = None,
     ) -> Completion:
+        args = (prompt, stop, max_tokens, sampling, on_text, grammar)
+        try:
+            return await self._complete(*args)
+        except _NoEndpoint:
+            if self.api_mode != "completions":
+                raise
+            # Chat-only servers (many hosted APIs and thin wrappers) have no raw
+            # completions: continue the chain as a final assistant message instead.
+            log.warning("%s has no /completions; using /chat/completions", self.base_url)
+            self.api_mode = "chat"
+            return await self._complete(*args)
+
+    async def _complete(
+        self,
+        prompt: Prompt,
+        stop: Sequence[str],
+        max_tokens: int,
+        sampling: Sampling,
+        on_text: TextSink | None,
+        grammar: str | None,
+    ) -> Completion:
         started = time.monotonic()
         info = await self._discover()
         sent: str | list[dict[str, str]]
@@ -375,10 +396,10 @@ class OpenAILLM:
             message = message.replace(self._secret, "***")
         if wire.is_overflow(status, message):
             return ContextOverflowError(BACKEND, f"{url}: {message}", status=status)
+        if status in (404, 405) and "model" not in message.lower():
+            return _NoEndpoint(BACKEND, f"endpoint not found: {url}: {message}", status=status)
         if status == 404:
-            what = "unknown model" if "model" in message.lower() else "endpoint not found"
-            hint = "" if what == "unknown model" else " (try api_mode=chat?)"
-            message = f"{what} {self.model!r} at {url}: {message}{hint}"
+            message = f"unknown model {self.model!r} at {url}: {message}"
         elif status in (401, 403):
             message = f"{url}: not authorised (check the API key variable): {message}"
         else:
@@ -434,6 +455,10 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
         async with asyncio.timeout(_DRAIN_S):
             async for _ in chunks:
                 pass
+
+
+class _NoEndpoint(BackendError):
+    """The server has no such path (404/405 not about the model)."""
 
 
 def _completion(
