@@ -62,7 +62,7 @@ async def open_pipeline(settings: Settings, *, search: bool = True) -> AsyncIter
             stack.push_async_callback(backend.aclose)
         documents = _build_documents(settings)
         if documents is not None:
-            stack.push_async_callback(_close_documents, documents)
+            stack.push_async_callback(documents.aclose)
         yield Engine(
             llm,
             backend,
@@ -70,13 +70,3 @@ async def open_pipeline(settings: Settings, *, search: bool = True) -> AsyncIter
             reader_llm=reader_llm,
             documents=documents,
         )
-
-
-async def _close_documents(documents: DocumentReader) -> None:
-    """Close the page fetcher's client and flush the shared cache handles."""
-    close = getattr(documents, "aclose", None)
-    if close is not None:
-        await close()
-    from search_o1.cache import close_caches
-
-    close_caches()

@@ -20,6 +20,7 @@ from search_o1.cli.cache import command as cache_cli
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, InputFileError, ReplayMissError
 from search_o1.fetch import build_documents
+from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.factory import build_search
 from search_o1.search.fusion import FusedSearch
 from search_o1.search.memory import MemorySearch
@@ -284,3 +285,29 @@ def test_cli_stats_export_import(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "imported 2 entries" in res.output
     res = runner.invoke(cache_cli, ["stats", "--cache-path", str(tmp_path / "none.sqlite")])
     assert res.exit_code != 0 and "no cache at" in str(res.exception)
+
+
+async def test_closing_one_pipeline_leaves_the_shared_cache_open(
+    tmp_path: Path, serper_site: WebServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from search_o1 import registry
+    from search_o1.pipeline import open_pipeline
+
+    monkeypatch.setitem(registry.LLM_BACKENDS, "scripted", f"{__name__}:_silent_model")
+    settings = _settings(tmp_path, serper_site).model_copy(update={"backend": "scripted"})
+    async with open_pipeline(settings) as second:
+        async with open_pipeline(settings) as first:
+            assert first.search is not None
+            await first.search.search("who wrote tosca", k=5)
+        # `first` is closed; `second` still reads and writes the same cache.
+        assert second.search is not None
+        hits = await second.search.search("who wrote tosca", k=5)
+        docs = await second.documents.read("who wrote tosca", hits)
+    assert docs[0].status == "ok" and FACT in docs[0].text
+    cache = open_cache(settings)
+    assert cache is not None and sum(cache.stats().entries.values()) >= 2
+
+
+def _silent_model(settings: Settings, *, role: str = "main") -> ScriptedLLM:
+    """A model factory for the registry; these tests never call the model."""
+    return ScriptedLLM([])

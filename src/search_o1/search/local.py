@@ -23,3 +23,6 @@ class LocalDocuments:
 
     async def read(self, query: str, hits: Sequence[Hit]) -> list[Document]:
         return [local_document(hit, query, self.max_chars) for hit in hits]
+
+    async def aclose(self) -> None:
+        return None
