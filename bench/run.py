@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import RunResult, bench_settings, jobs, run_workload, sim_engines
+from search_o1.config import Settings
+from search_o1.llm.base import LLM
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.pool import PoolLLM
 from search_o1.pipeline import build_llm
@@ -31,29 +33,27 @@ TIME_SCALE = 20.0
 QUESTIONS = 200
 
 
+async def _standard(label: str, llm: LLM, urls: list[str], settings: Settings,
+                    schedule: str) -> RunResult:  # fmt: skip
+    """The 200-question workload through `llm`, reported as it finishes."""
+    try:
+        result = await run_workload(
+            label, llm, urls, settings, schedule=schedule, questions=jobs(QUESTIONS),
+            concurrency=QUESTIONS, time_scale=TIME_SCALE,
+        )  # fmt: skip
+    finally:
+        await llm.aclose()
+    report(result)
+    return result
+
+
 async def schedules() -> list[RunResult]:
-    results = []
     with sim_engines(1, time_scale=TIME_SCALE) as urls:
         settings = bench_settings(urls)
-        for schedule in ("rounds", "async"):
-            llm = build_llm(settings)
-            try:
-                results.append(
-                    await run_workload(
-                        schedule,
-                        llm,
-                        urls,
-                        settings,
-                        schedule=schedule,
-                        questions=jobs(QUESTIONS),
-                        concurrency=QUESTIONS,
-                        time_scale=TIME_SCALE,
-                    )
-                )
-            finally:
-                await llm.aclose()
-            report(results[-1])
-    return results
+        return [
+            await _standard(schedule, build_llm(settings), urls, settings, schedule)
+            for schedule in ("rounds", "async")
+        ]
 
 
 async def routing() -> list[RunResult]:
@@ -64,22 +64,7 @@ async def routing() -> list[RunResult]:
             label = "affinity" if affinity else "least-loaded"
             backends = [OpenAILLM.from_settings(bench_settings([u], retries=0)) for u in urls]
             llm = PoolLLM(backends, labels=urls, affinity=affinity)
-            try:
-                results.append(
-                    await run_workload(
-                        label,
-                        llm,
-                        urls,
-                        settings,
-                        schedule="async",
-                        questions=jobs(QUESTIONS),
-                        concurrency=QUESTIONS,
-                        time_scale=TIME_SCALE,
-                    )
-                )
-            finally:
-                await llm.aclose()
-            report(results[-1])
+            results.append(await _standard(label, llm, urls, settings, "async"))
     return results
 
 

@@ -184,10 +184,15 @@ def web_server(routes: dict[str, Route] | None = None) -> Iterator[WebServer]:
         server.stop()
 
 
-def make_pdf(text: str) -> bytes:
-    """A minimal one-page PDF showing `text` (ASCII) in Helvetica, built by hand."""
-    safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-    stream = f"BT /F1 12 Tf 72 720 Td ({safe}) Tj ET".encode()
+def make_pdf(text: str, title: str | None = None) -> bytes:
+    """A minimal one-page PDF showing `text` (ASCII) in Helvetica, built by hand, with a
+    correct xref table and, when `title` is given, an Info title."""
+
+    def escape(value: str) -> str:
+        return value.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+    stream = f"BT /F1 12 Tf 72 720 Td ({escape(text)}) Tj ET".encode()
+    info = f"<< /Title ({escape(title)}) >>" if title else "<< >>"
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -195,6 +200,7 @@ def make_pdf(text: str) -> bytes:
         b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        info.encode(),
     ]
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
@@ -203,10 +209,7 @@ def make_pdf(text: str) -> bytes:
         out += b"%d 0 obj\n" % n + obj + b"\nendobj\n"
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\n" % (len(objects) + 1)
+    out += b"startxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.servers.web import make_pdf
 
 import search_o1.corpus.html_text as html_text
 import search_o1.corpus.passage as passage_module
@@ -18,32 +19,6 @@ from search_o1.errors import InputFileError
 def write_lines(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def minimal_pdf(text: str, title: str | None = None) -> bytes:
-    """A one-page PDF showing `text` in Helvetica, with a correct xref table."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    info = f"<< /Title ({title}) >>" if title else "<< >>"
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        info.encode(),
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\n" % (len(objects) + 1)
-    out += b"startxref\n%d\n%%%%EOF\n" % xref
-    return bytes(out)
 
 
 def test_doctests() -> None:
@@ -125,7 +100,7 @@ def docs(tmp_path: Path) -> Path:
         "<html><head><title>Opera Page</title><script>var x = 'tosca';</script></head>"
         "<body><h1>Heading</h1><p>Rome &amp; Lucca.</p><p>Second.</p></body></html>"
     )
-    (root / "paper.pdf").write_bytes(minimal_pdf("Hello PDF world"))
+    (root / "paper.pdf").write_bytes(make_pdf("Hello PDF world"))
     (root / ".hidden.txt").write_text("never read")
     (root / "data.csv").write_text("a,b")
     return root
@@ -144,7 +119,7 @@ def test_folder_reads_every_kind_with_titles_and_ids(docs: Path) -> None:
 
 
 def test_pdf_metadata_title_wins(tmp_path: Path) -> None:
-    (tmp_path / "x.pdf").write_bytes(minimal_pdf("Body text", title="Real Title"))
+    (tmp_path / "x.pdf").write_bytes(make_pdf("Body text", title="Real Title"))
     assert load_passages(tmp_path)[0].title == "Real Title"
 
 
