@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from search_o1 import markers as mk
 from search_o1.config import Settings, load_settings
 from search_o1.engine import Engine
 from search_o1.errors import BackendError
+from search_o1.llm.base import CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Completion, Hit, Prompt, Sampling, TextSink
@@ -63,17 +63,10 @@ class RecordingLLM(ScriptedLLM):
         self.cancelled = 0
 
     async def complete(
-        self,
-        prompt: Prompt,
-        *,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None = None,
-        grammar: str | None = None,
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
         self.started += 1
-        self.calls.append((sampling, max_tokens))
+        self.calls.append((request.sampling, request.max_tokens))
         if self.fail:
             raise BackendError("openai", "connection refused", status=None)
         try:
@@ -82,9 +75,7 @@ class RecordingLLM(ScriptedLLM):
         except asyncio.CancelledError:
             self.cancelled += 1
             raise
-        return await super().complete(
-            prompt, stop=stop, max_tokens=max_tokens, sampling=sampling, on_text=on_text
-        )
+        return await super().complete(request, on_text=on_text)
 
 
 def scripted_engine(*, hold_s: float = 0.0, fail: bool = False) -> tuple[Engine, RecordingLLM]:

@@ -26,7 +26,7 @@ from search_o1.errors import (
     ReplayMissError,
     SearchO1Error,
 )
-from search_o1.llm.base import LLM
+from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.pipeline import build_llm, open_pipeline
 from search_o1.search.base import DocumentReader, Search
@@ -49,6 +49,7 @@ __all__ = [
     "METHODS",
     "BackendError",
     "Completion",
+    "CompletionRequest",
     "ConfigError",
     "ContextOverflowError",
     "Document",

@@ -24,7 +24,7 @@ from search_o1 import markers as mk
 from search_o1.answer import extract_answer
 from search_o1.config import Settings, TaskKind
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
-from search_o1.llm.base import LLM
+from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.prompts import (
     rag_agent_instruction,
     rag_prompt,
@@ -173,10 +173,12 @@ class Engine:
     async def _generate(self, chain: _Chain, max_tokens: int) -> Completion:
         async with chain.phase("generate"):
             completion = await self.llm.complete(
-                chain.prompt,
-                stop=self._stops(chain.method),
-                max_tokens=max_tokens,
-                sampling=self.settings.sampling,
+                CompletionRequest(
+                    chain.prompt,
+                    stop=self._stops(chain.method),
+                    max_tokens=max_tokens,
+                    sampling=self.settings.sampling,
+                ),
                 on_text=lambda text: chain.emit(TextDelta(text)),
             )
         chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
@@ -275,12 +277,14 @@ class Engine:
         chain.append(mk.BEGIN_QUERY)
         async with chain.phase("generate"):
             completion = await self.llm.complete(
-                chain.prompt,
-                stop=[mk.END_QUERY, "\n"],
-                max_tokens=48,
-                sampling=self.settings.sampling,
+                CompletionRequest(
+                    chain.prompt,
+                    stop=[mk.END_QUERY, "\n"],
+                    max_tokens=48,
+                    sampling=self.settings.sampling,
+                    grammar=_FORCED_QUERY_GRAMMAR,
+                ),
                 on_text=lambda text: chain.emit(TextDelta(text)),
-                grammar=_FORCED_QUERY_GRAMMAR,
             )
         chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
         # A blank forced query falls back to the question itself.

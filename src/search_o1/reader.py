@@ -6,7 +6,7 @@ import re
 import time
 from collections.abc import Sequence
 
-from search_o1.llm.base import LLM
+from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.markers import BEGIN_QUERY, BEGIN_RESULT, neutralise
 from search_o1.prompts import NOTHING_FOUND, reader_prompt
 from search_o1.types import Document, Message, Prompt, ReaderResult, Sampling, Usage
@@ -89,10 +89,12 @@ class Reader:
         prompt = reader_prompt(trim_reasoning(chain), query, format_documents(documents))
         start = time.perf_counter()
         completion = await self.llm.complete(
-            Prompt((Message("user", prompt),)),
-            stop=[],
-            max_tokens=self.max_tokens,
-            sampling=self.sampling,
+            CompletionRequest(
+                Prompt((Message("user", prompt),)),
+                stop=[],
+                max_tokens=self.max_tokens,
+                sampling=self.sampling,
+            )
         )
         refined, found = parse_refined(completion.text)
         return ReaderResult(

@@ -7,6 +7,7 @@ import importlib.util
 import pytest
 
 from search_o1.config import Settings
+from search_o1.llm.base import CompletionRequest
 from search_o1.types import Message, Prompt, Sampling
 
 if importlib.util.find_spec("xllamacpp") is None:
@@ -33,12 +34,14 @@ async def test_one_line_query_under_a_grammar() -> None:
     )
     pieces: list[str] = []
     done = await llm.complete(
-        prompt,
-        stop=[END],
-        max_tokens=48,
-        sampling=Sampling(temperature=0.0, seed=1),
+        CompletionRequest(
+            prompt,
+            stop=[END],
+            max_tokens=48,
+            sampling=Sampling(temperature=0.0, seed=1),
+            grammar=ONE_LINE_QUERY,
+        ),
         on_text=pieces.append,
-        grammar=ONE_LINE_QUERY,
     )
     assert await llm.context_length() == 8192
     await llm.aclose()
@@ -52,10 +55,12 @@ async def test_main_and_reader_share_one_server() -> None:
     main = EmbeddedLLM.from_settings(Settings())
     reader = EmbeddedLLM.from_settings(Settings(), role="reader")
     done = await reader.complete(
-        Prompt((Message("user", "Say hi."),)),
-        stop=["\n"],
-        max_tokens=4,
-        sampling=Sampling(temperature=0.0),
+        CompletionRequest(
+            Prompt((Message("user", "Say hi."),)),
+            stop=["\n"],
+            max_tokens=4,
+            sampling=Sampling(temperature=0.0),
+        )
     )
     assert done.completion_tokens <= 4
     assert (await main._llm()).base_urls == (await reader._llm()).base_urls

@@ -4,7 +4,7 @@ corpus, every method; resume after a crash; backoff; reports."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,9 @@ from search_o1.errors import BackendError
 from search_o1.eval import report
 from search_o1.eval.datasets import Dataset, load_dataset
 from search_o1.eval.runner import RunOptions, run_eval
+from search_o1.llm.base import CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
-from search_o1.types import Completion, Prompt, Sampling, TextSink
+from search_o1.types import Completion, Prompt, TextSink
 
 
 @pytest.fixture(scope="module")
@@ -148,9 +149,8 @@ class Failing:
     name = "failing"
 
     async def complete(
-        self, prompt: Prompt, *, stop: Sequence[str], max_tokens: int, sampling: Sampling,
-        on_text: TextSink | None = None, grammar: str | None = None,
-    ) -> Completion:  # fmt: skip
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
+    ) -> Completion:
         raise BackendError("failing", "connection refused", retryable=True)
 
     async def context_length(self) -> int | None:

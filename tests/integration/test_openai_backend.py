@@ -16,7 +16,7 @@ from tests.servers.openai_server import openai_server
 
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
-from search_o1.llm.base import LLM
+from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.templates import ServerTemplateUnavailable, chatml
 from search_o1.types import Message, Prompt, Sampling
@@ -45,7 +45,8 @@ async def test_stop_string_normalised(return_stop: bool, streaming: bool) -> Non
         llm = fast(server.url)
         on_text = pieces.append if streaming else None
         done = await llm.complete(
-            PROMPT, stop=[END], max_tokens=100, sampling=SAMPLING, on_text=on_text
+            CompletionRequest(PROMPT, stop=[END], max_tokens=100, sampling=SAMPLING),
+            on_text=on_text,
         )
         await llm.aclose()
     assert done.text == "I should look it up. <|begin_search_query|>capital of France"
@@ -62,7 +63,9 @@ async def test_stop_string_normalised(return_stop: bool, streaming: bool) -> Non
 async def test_length_finish_and_sampling_fields() -> None:
     with openai_server(reply("x" * 400)) as server:
         llm = fast(server.url)
-        done = await llm.complete(PROMPT, stop=[END], max_tokens=10, sampling=SAMPLING)
+        done = await llm.complete(
+            CompletionRequest(PROMPT, stop=[END], max_tokens=10, sampling=SAMPLING)
+        )
         await llm.aclose()
     assert done.finish == "length" and done.stop is None and len(done.text) == 40
     body = server.completion_requests[0]
@@ -75,7 +78,9 @@ async def test_length_finish_and_sampling_fields() -> None:
 async def test_llamacpp_like_server_gets_its_own_fields() -> None:
     with openai_server(reply("a\nb"), return_stop=False) as server:
         llm = fast(server.url)
-        await llm.complete(PROMPT, stop=["\n"], max_tokens=5, sampling=SAMPLING, grammar="g")
+        await llm.complete(
+            CompletionRequest(PROMPT, stop=["\n"], max_tokens=5, sampling=SAMPLING, grammar="g")
+        )
         await llm.aclose()
     body = server.completion_requests[0]
     assert body["repeat_penalty"] == 1.05 and body["grammar"] == "g" and body["verbose"]
@@ -86,9 +91,11 @@ async def test_continuations_extend_the_prompt_byte_for_byte() -> None:
     """The server's prefix cache only helps if request N+1 starts with request N."""
     with openai_server(reply("more text " + END)) as server:
         llm = fast(server.url)
-        first = await llm.complete(PROMPT, stop=[END], max_tokens=50, sampling=SAMPLING)
+        first = await llm.complete(
+            CompletionRequest(PROMPT, stop=[END], max_tokens=50, sampling=SAMPLING)
+        )
         grown = PROMPT.extend(first.text + END + "\n<|begin_search_result|>r<|end_search_result|>")
-        await llm.complete(grown, stop=[END], max_tokens=50, sampling=SAMPLING)
+        await llm.complete(CompletionRequest(grown, stop=[END], max_tokens=50, sampling=SAMPLING))
         await llm.aclose()
     a, b = (body["prompt"] for body in server.completion_requests)
     assert a == chatml(PROMPT.messages)
@@ -101,8 +108,10 @@ async def test_server_template_used_and_rendered_once() -> None:
 
     with openai_server(reply("ok"), apply_template=template) as server:
         llm = fast(server.url, chat_template=None)
-        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
-        await llm.complete(PROMPT.extend("so far"), stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
+        await llm.complete(
+            CompletionRequest(PROMPT.extend("so far"), stop=[], max_tokens=5, sampling=SAMPLING)
+        )
         await llm.aclose()
     first, second = (body["prompt"] for body in server.completion_requests)
     assert first == "[system]Be brief.[user]Capital of France?[assistant]"
@@ -114,14 +123,14 @@ async def test_template_server_without_support_is_a_clear_error() -> None:
     with openai_server(reply("ok")) as server:
         llm = fast(server.url, chat_template="server")
         with pytest.raises(ServerTemplateUnavailable, match="chat_template"):
-            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+            await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         await llm.aclose()
 
 
 async def test_auto_template_falls_back_to_chatml() -> None:
     with openai_server(reply("ok")) as server:
         llm = fast(server.url, chat_template=None)
-        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         await llm.aclose()
     assert server.completion_requests[0]["prompt"] == chatml(PROMPT.messages)
 
@@ -131,10 +140,9 @@ async def test_chat_mode_continues_the_final_assistant_message(streaming: bool) 
     with openai_server(reply(" Paris." + END), return_stop=False) as server:
         llm = fast(server.url, api_mode="chat")
         done = await llm.complete(
-            PROMPT.extend("The capital is"),
-            stop=[END],
-            max_tokens=20,
-            sampling=SAMPLING,
+            CompletionRequest(
+                PROMPT.extend("The capital is"), stop=[END], max_tokens=20, sampling=SAMPLING
+            ),
             on_text=(lambda _: None) if streaming else None,
         )
         await llm.aclose()
@@ -146,7 +154,9 @@ async def test_chat_mode_continues_the_final_assistant_message(streaming: bool) 
 async def test_chat_mode_asks_vllm_to_continue() -> None:
     with openai_server(reply("x")) as server:
         llm = fast(server.url, api_mode="chat")
-        await llm.complete(PROMPT.extend("so far"), stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.complete(
+            CompletionRequest(PROMPT.extend("so far"), stop=[], max_tokens=5, sampling=SAMPLING)
+        )
         await llm.aclose()
     body = server.completion_requests[0]
     assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
@@ -156,7 +166,9 @@ async def test_429_then_success_honours_retry_after() -> None:
     with openai_server(reply("fine"), fail_first=2, retry_after=0.2) as server:
         llm = fast(server.url, retries=3)
         started = time.monotonic()
-        done = await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        done = await llm.complete(
+            CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        )
         elapsed = time.monotonic() - started
         await llm.aclose()
     assert done.text == "fine"
@@ -168,7 +180,7 @@ async def test_persistent_500_raises_after_retries() -> None:
     with openai_server(reply("never"), always_fail_status=500) as server:
         llm = fast(server.url, retries=2)
         with pytest.raises(BackendError) as info:
-            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+            await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         await llm.aclose()
     assert info.value.status == 500 and info.value.retryable
     assert server.url in str(info.value)
@@ -181,10 +193,7 @@ async def test_malformed_json_is_a_backend_error(streaming: bool) -> None:
         llm = fast(server.url)
         with pytest.raises(BackendError, match="malformed response"):
             await llm.complete(
-                PROMPT,
-                stop=[],
-                max_tokens=5,
-                sampling=SAMPLING,
+                CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING),
                 on_text=(lambda _: None) if streaming else None,
             )
         await llm.aclose()
@@ -201,7 +210,7 @@ async def test_unreachable_server_names_the_url_quickly() -> None:
     llm = fast(url, retries=1)
     started = time.monotonic()
     with pytest.raises(BackendError, match="cannot reach") as info:
-        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
     await llm.aclose()
     assert url in str(info.value) and time.monotonic() - started < 5
 
@@ -211,18 +220,24 @@ async def test_context_overflow_is_typed() -> None:
         llm = fast(server.url)
         assert await llm.context_length() == 50
         with pytest.raises(ContextOverflowError):
-            await llm.complete(PROMPT.extend("y" * 400), stop=[], max_tokens=5, sampling=SAMPLING)
+            await llm.complete(
+                CompletionRequest(
+                    PROMPT.extend("y" * 400), stop=[], max_tokens=5, sampling=SAMPLING
+                )
+            )
         await llm.aclose()
 
 
 async def test_models_discovery_and_unknown_model() -> None:
     with openai_server(reply("x"), models=["a-model", "b-model"]) as server:
         llm = fast(server.url)
-        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         assert llm.model == "a-model" and await llm.context_length() is None
         wrong = fast(server.url, model="nope")
         with pytest.raises(BackendError, match="unknown model 'nope'"):
-            await wrong.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+            await wrong.complete(
+                CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+            )
         await llm.aclose()
         await wrong.aclose()
 
@@ -244,7 +259,7 @@ async def test_api_key_is_sent_as_bearer_and_never_shown(
         llm = OpenAILLM.from_settings(settings)
         assert isinstance(llm, LLM)
         with pytest.raises(BackendError) as info:
-            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+            await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         await llm.aclose()
     assert all(h.get("authorization") == f"Bearer {secret}" for h in server.headers)
     assert secret not in str(info.value) and secret not in repr(info.value)
@@ -267,8 +282,10 @@ async def test_strict_server_gets_standard_fields_only() -> None:
     """A server that rejects a non-standard field is asked again with standard ones only."""
     with openai_server(reply("x"), reject_fields=("top_k",)) as server:
         llm = fast(server.url)
-        done = await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
-        await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        done = await llm.complete(
+            CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+        )
+        await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         await llm.aclose()
     first, second, third = server.completion_requests
     assert "top_k" in first and "top_k" not in second and "top_k" not in third
@@ -278,16 +295,8 @@ async def test_strict_server_gets_standard_fields_only() -> None:
 async def test_api_openai_com_gets_no_extras() -> None:
     from search_o1.llm._openai_wire import build_body
 
-    body = build_body(
-        model="m",
-        prompt="p",
-        stop=["s"],
-        max_tokens=3,
-        sampling=SAMPLING,
-        stream=False,
-        kind="openai",
-        grammar="g",
-    )
+    request = CompletionRequest(PROMPT, stop=["s"], max_tokens=3, sampling=SAMPLING, grammar="g")
+    body = build_body(request, model="m", prompt="p", stream=False, kind="openai")
     assert set(body) == {"model", "prompt", "stop", "max_tokens", "temperature", "top_p", "seed"}
 
 
@@ -300,7 +309,7 @@ async def test_read_timeout_is_reported_not_retried() -> None:
         llm = fast(server.url, timeout_s=0.2, retries=3)
         started = time.monotonic()
         with pytest.raises(BackendError, match="read timeout"):
-            await llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
+            await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         await llm.aclose()
     assert time.monotonic() - started < 1.0
     assert len(server.completion_requests) == 1
@@ -327,7 +336,8 @@ async def test_streamed_requests_reuse_their_connection() -> None:
         llm = fast(server.url)
         for _ in range(3):
             await llm.complete(
-                PROMPT, stop=[], max_tokens=20, sampling=SAMPLING, on_text=lambda _: None
+                CompletionRequest(PROMPT, stop=[], max_tokens=20, sampling=SAMPLING),
+                on_text=lambda _: None,
             )
         await llm.aclose()
     assert len(server.completion_requests) == 3
@@ -397,7 +407,10 @@ async def test_more_requests_in_flight_than_httpx_allows_by_default() -> None:
     async with raw_server(hold_until=n, hold_s=5.0) as server:
         llm = fast(server["url"])
         done = await asyncio.gather(
-            *(llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING) for _ in range(n))
+            *(
+                llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
+                for _ in range(n)
+            )
         )
         await llm.aclose()
     assert [d.text for d in done] == ["ok"] * n
@@ -409,7 +422,10 @@ async def test_max_connections_caps_requests_in_flight() -> None:
     async with raw_server(hold_until=1000, hold_s=1.0) as server:
         llm = fast(server["url"], max_connections=20)
         await asyncio.gather(
-            *(llm.complete(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING) for _ in range(30))
+            *(
+                llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
+                for _ in range(30)
+            )
         )
         await llm.aclose()
     assert server["peak"] == 20
@@ -420,7 +436,8 @@ async def test_a_stream_held_open_after_done_does_not_hang() -> None:
         llm = fast(server["url"])
         started = time.monotonic()
         done = await llm.complete(
-            PROMPT, stop=[], max_tokens=5, sampling=SAMPLING, on_text=lambda _: None
+            CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING),
+            on_text=lambda _: None,
         )
         await llm.aclose()
     assert done.text == "hi" and time.monotonic() - started < 2.0

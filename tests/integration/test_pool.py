@@ -19,6 +19,7 @@ from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from search_o1 import markers as mk
 from search_o1.config import load_settings
 from search_o1.engine import Engine
+from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.pool import PoolLLM
 from search_o1.pipeline import build_llm
@@ -115,10 +116,12 @@ async def test_first_requests_go_to_the_least_loaded_server() -> None:
             calls = [
                 asyncio.ensure_future(
                     pool.complete(
-                        Prompt((Message("user", f"question {i}"),)),
-                        stop=[EQ],
-                        max_tokens=50,
-                        sampling=SAMPLING,
+                        CompletionRequest(
+                            Prompt((Message("user", f"question {i}"),)),
+                            stop=[EQ],
+                            max_tokens=50,
+                            sampling=SAMPLING,
+                        )
                     )
                 )
                 for i in range(4)
@@ -174,11 +177,15 @@ async def test_a_chain_moves_when_its_server_goes_down() -> None:
         pool = PoolLLM([OpenAILLM(s.url, retries=0, chat_template="chatml") for s in srvs])
         prompt = Prompt((Message("user", "QUESTION-7: what?"),))
         try:
-            first = await pool.complete(prompt, stop=[EQ], max_tokens=200, sampling=SAMPLING)
+            first = await pool.complete(
+                CompletionRequest(prompt, stop=[EQ], max_tokens=200, sampling=SAMPLING)
+            )
             home = next(i for i, s in enumerate(srvs) if s.completion_requests)
             down.add(home)
             prompt = prompt.extend(first.text + EQ + mk.result_block("A fact."))
-            again = await pool.complete(prompt, stop=[EQ], max_tokens=200, sampling=SAMPLING)
+            again = await pool.complete(
+                CompletionRequest(prompt, stop=[EQ], max_tokens=200, sampling=SAMPLING)
+            )
         finally:
             await pool.aclose()
         assert again.text.startswith("Step 1 of 7.")

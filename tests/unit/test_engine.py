@@ -275,7 +275,7 @@ async def test_reader_failure_is_a_failed_search_and_the_chain_goes_on() -> None
     from search_o1.errors import ContextOverflowError
 
     class Reader(ScriptedLLM):
-        async def complete(self, prompt, **kw):  # type: ignore[no-untyped-def,override]
+        async def complete(self, request, **kw):  # type: ignore[no-untyped-def,override]
             raise ContextOverflowError("reader", "prompt too long")
 
     model = ScriptedLLM([f"{Q}director of Amélie{EQ}", "\\boxed{Jeunet}"])

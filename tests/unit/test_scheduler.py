@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
 
 import pytest
 
 from search_o1 import markers as mk
 from search_o1.config import load_settings
 from search_o1.engine import Engine
+from search_o1.llm.base import CompletionRequest
 from search_o1.scheduler import Job, RoundBarrier, run_all
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Completion, Hit, Prompt, Sampling, TextSink, Trace
+from search_o1.types import Completion, Hit, Prompt, TextSink, Trace
 
 Q, EQ = mk.BEGIN_QUERY, mk.END_QUERY
 Log = list[tuple[str, int, int]]  # (event, chain, round)
@@ -44,15 +44,9 @@ class LoggingLLM:
         self.hold = hold or {}
 
     async def complete(
-        self,
-        prompt: Prompt,
-        *,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None = None,
-        grammar: str | None = None,
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
+        prompt = request.prompt
         if prompt.messages[0].content.startswith("**Task**"):  # the reader
             i, r = map(int, re.findall(r"query (\d+)/(\d+)", prompt.messages[0].content)[-1])
             return await self._call("read", i, r, f"**Final Information**\n\nfact {i}/{r}")

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from search_o1.llm.base import CompletionRequest
 from search_o1.types import Message, Sampling
 
 ServerKind = Literal["vllm", "llamacpp", "openai", "unknown"]
@@ -126,23 +127,24 @@ def _extras(
 
 
 def build_body(
+    request: CompletionRequest,
     *,
     model: str | None,
     prompt: str | list[dict[str, str]],
-    stop: Sequence[str],
-    max_tokens: int,
-    sampling: Sampling,
     stream: bool,
     kind: ServerKind,
-    grammar: str | None = None,
     extras: bool = True,
 ) -> dict[str, Any]:
-    """The JSON body for /v1/completions (prompt is text) or /v1/chat/completions (a list)."""
+    """The JSON body for /v1/completions (prompt is text) or /v1/chat/completions (a list).
+
+    `prompt` is `request.prompt` as sent: rendered text, or chat messages.
+    """
+    sampling, stop = request.sampling, request.stop
     mode: ApiMode = "completions" if isinstance(prompt, str) else "chat"
     body: dict[str, Any] = {"prompt" if mode == "completions" else "messages": prompt}
     if model:
         body["model"] = model
-    body |= {"max_tokens": max_tokens, "temperature": sampling.temperature}
+    body |= {"max_tokens": request.max_tokens, "temperature": sampling.temperature}
     body["top_p"] = sampling.top_p
     if stop:
         body["stop"] = list(stop)
@@ -152,7 +154,7 @@ def build_body(
         body |= {"stream": True, "stream_options": {"include_usage": True}}
     if extras:
         continuing = mode == "chat" and isinstance(prompt, list) and _ends_assistant(prompt)
-        body |= _extras(kind, sampling, grammar, mode, continuing)
+        body |= _extras(kind, sampling, request.grammar, mode, continuing)
     return body
 
 

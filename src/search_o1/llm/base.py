@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from search_o1.types import Completion, Prompt, Sampling, TextSink
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One request to a model: what to continue and how.
+
+    `prompt` is the chain so far (instruction messages + raw continuation); generation
+    ends at any of `stop` or after `max_tokens`; `grammar` (optional) is a GBNF grammar,
+    ignored by backends that cannot apply one. A frozen value: backends and routers pass
+    it on unchanged, and a new capability (tool definitions, reasoning options) is a new
+    field with a default here, not a new argument in every backend.
+
+    >>> r = CompletionRequest(Prompt(()), stop=["</q>"], max_tokens=8)
+    >>> r.stop, r.with_prompt(Prompt((), "so far")).prompt.continuation
+    (('</q>',), 'so far')
+    """
+
+    prompt: Prompt
+    stop: Sequence[str] = ()
+    max_tokens: int = 1024
+    sampling: Sampling = field(default_factory=Sampling)
+    grammar: str | None = None
+
+    def __post_init__(self) -> None:
+        # A tuple whatever the caller passed: the request stays immutable and hashable.
+        object.__setattr__(self, "stop", tuple(self.stop))
+
+    def with_prompt(self, prompt: Prompt) -> CompletionRequest:
+        return dataclasses.replace(self, prompt=prompt)
 
 
 @runtime_checkable
@@ -14,21 +45,15 @@ class LLM(Protocol):
 
     `complete` must return a Completion whose `text` excludes the stop string and whose
     `stop` names it, whatever the server did; backends call `normalise_stop` for that.
-    `on_text` (optional) receives text pieces as they arrive, for live display.
-    `grammar` (optional) is a GBNF grammar; backends that cannot apply one ignore it.
+    `on_text` (optional) receives text pieces as they arrive, for live display; it is
+    a keyword beside the request because it is a callback of this call, not part of
+    what is asked.
     """
 
     name: str
 
     async def complete(
-        self,
-        prompt: Prompt,
-        *,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None = None,
-        grammar: str | None = None,
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion: ...
 
     async def context_length(self) -> int | None:

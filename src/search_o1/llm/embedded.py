@@ -18,13 +18,13 @@ import importlib.util
 import logging
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from search_o1.config import Settings
 from search_o1.errors import MissingExtraError
+from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import OpenAILLM
 from search_o1.types import Completion, Prompt, Sampling, TextSink
 
@@ -177,24 +177,10 @@ class EmbeddedLLM:
         return self._inner
 
     async def complete(
-        self,
-        prompt: Prompt,
-        *,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None = None,
-        grammar: str | None = None,
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
         llm = await self._llm()
-        return await llm.complete(
-            prompt,
-            stop=stop,
-            max_tokens=max_tokens,
-            sampling=sampling,
-            on_text=on_text,
-            grammar=grammar,
-        )
+        return await llm.complete(request, on_text=on_text)
 
     async def context_length(self) -> int | None:
         return await (await self._llm()).context_length()
@@ -218,9 +204,10 @@ async def measure(max_tokens: int = 128) -> dict[str, float]:
     await llm.context_length()  # starts the server
     load_s = time.monotonic() - started
     prompt = Prompt((Message("user", "Write a long story about a lighthouse keeper."),))
-    done = await llm.complete(
-        prompt, stop=[], max_tokens=max_tokens, sampling=Sampling(temperature=0.0, seed=1)
+    request = CompletionRequest(
+        prompt, max_tokens=max_tokens, sampling=Sampling(temperature=0.0, seed=1)
     )
+    done = await llm.complete(request)
     await llm.aclose()
     return {
         "load_s": round(load_s, 2),

@@ -32,10 +32,10 @@ from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm._transport import ShardedTransport
-from search_o1.llm.base import normalise_stop
+from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
 from search_o1.llm.templates import render_on_server as _render_on_server
-from search_o1.types import Completion, Message, Prompt, Sampling, TextSink
+from search_o1.types import Completion, Message, TextSink
 
 log = logging.getLogger(__name__)
 BACKEND = "openai"
@@ -168,18 +168,10 @@ class OpenAILLM:
     # ---- the LLM protocol ----------------------------------------------------------------
 
     async def complete(
-        self,
-        prompt: Prompt,
-        *,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None = None,
-        grammar: str | None = None,
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
-        args = (prompt, stop, max_tokens, sampling, on_text, grammar)
         try:
-            return await self._complete(*args)
+            return await self._complete(request, on_text)
         except _NoEndpoint:
             if self.api_mode != "completions":
                 raise
@@ -187,18 +179,11 @@ class OpenAILLM:
             # completions: continue the chain as a final assistant message instead.
             log.warning("%s has no /completions; using /chat/completions", self.base_url)
             self.api_mode = "chat"
-            return await self._complete(*args)
+            return await self._complete(request, on_text)
 
-    async def _complete(
-        self,
-        prompt: Prompt,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None,
-        grammar: str | None,
-    ) -> Completion:
+    async def _complete(self, request: CompletionRequest, on_text: TextSink | None) -> Completion:
         started = time.monotonic()
+        prompt = request.prompt
         info = await self._discover()
         sent: str | list[dict[str, str]]
         if self.api_mode == "chat":
@@ -211,14 +196,11 @@ class OpenAILLM:
 
         def body() -> dict[str, Any]:
             return wire.build_body(
+                request,
                 model=self.model,
                 prompt=sent,
-                stop=stop,
-                max_tokens=max_tokens,
-                sampling=sampling,
                 stream=on_text is not None,
                 kind=info.kind,
-                grammar=grammar,
                 extras=self._send_extras,
             )
 
@@ -227,7 +209,7 @@ class OpenAILLM:
         if isinstance(sent, list) and on_text is None and info.kind != "vllm":
             # llama.cpp's non-streamed chat reply repeats the prefilled assistant text.
             raw = raw.removeprefix(prompt.continuation)
-        return _completion(reply, raw, sent, stop, time.monotonic() - started)
+        return _completion(reply, raw, sent, request.stop, time.monotonic() - started)
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""

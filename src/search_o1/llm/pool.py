@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from search_o1.errors import BackendError, ContextOverflowError
-from search_o1.llm.base import LLM
-from search_o1.types import Completion, Prompt, Sampling, TextSink
+from search_o1.llm.base import LLM, CompletionRequest
+from search_o1.types import Completion, TextSink
 
 _AFFINITY_ENTRIES = 1 << 16
 
@@ -80,15 +80,9 @@ class PoolLLM:
     # ---- the LLM protocol ----------------------------------------------------------------
 
     async def complete(
-        self,
-        prompt: Prompt,
-        *,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None = None,
-        grammar: str | None = None,
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
+        prompt = request.prompt
         key = hash(prompt.messages)
         # Each endpoint may be tried once more than the retries allow, so one dead server
         # among many never exhausts a request's attempts.
@@ -99,14 +93,7 @@ class PoolLLM:
             endpoint.outstanding += 1
             endpoint.sent += 1
             try:
-                completion = await endpoint.llm.complete(
-                    prompt,
-                    stop=stop,
-                    max_tokens=max_tokens,
-                    sampling=sampling,
-                    on_text=on_text,
-                    grammar=grammar,
-                )
+                completion = await endpoint.llm.complete(request, on_text=on_text)
             except BackendError as e:
                 if not _fails_endpoint(e) or attempt == attempts - 1:
                     raise

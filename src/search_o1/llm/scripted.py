@@ -7,10 +7,10 @@ same shapes: a reply that contains a stop string is cut there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
-from search_o1.llm.base import normalise_stop
-from search_o1.types import Completion, Prompt, Sampling, TextSink
+from search_o1.llm.base import CompletionRequest, normalise_stop
+from search_o1.types import Completion, Prompt, TextSink
 
 Responder = Callable[[Prompt], str]
 
@@ -53,15 +53,9 @@ class ScriptedLLM:
         return self._queue.pop(0)
 
     async def complete(
-        self,
-        prompt: Prompt,
-        *,
-        stop: Sequence[str],
-        max_tokens: int,
-        sampling: Sampling,
-        on_text: TextSink | None = None,
-        grammar: str | None = None,
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
+        prompt, stop, max_tokens = request.prompt, request.stop, request.max_tokens
         self.prompts.append(prompt)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
