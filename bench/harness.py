@@ -26,6 +26,7 @@ from bench.sim_search import SimSearch
 from search_o1.config import Settings, load_settings
 from search_o1.engine import Engine
 from search_o1.llm.base import LLM
+from search_o1.pipeline import engine_options
 from search_o1.scheduler import Job, run_all
 from search_o1.types import FinishReason, Trace
 
@@ -217,7 +218,9 @@ async def run_workload(
     llm_limit: int | None = None,
     search: SimSearch | None = None,
 ) -> RunResult:
-    engine = Engine(llm, search or SimSearch(time_scale=time_scale), settings=settings)
+    engine = Engine(
+        llm, search or SimSearch(time_scale=time_scale), options=engine_options(settings)
+    )
     engine_stats(urls, reset=True, clear=True)
     traces: list[Trace] = []
     intervals: list[tuple[float, float]] = []
@@ -235,7 +238,8 @@ async def run_workload(
             concurrency=concurrency,
             on_result=collect,
             schedule=schedule,
-            llm_limit=llm_limit,
+            llm_limit=llm_limit or settings.max_llm_inflight,
+            search_limit=settings.max_search_inflight,
         )
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     stats = engine_stats(urls)

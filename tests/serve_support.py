@@ -81,7 +81,7 @@ class RecordingLLM(ScriptedLLM):
 def scripted_engine(*, hold_s: float = 0.0, fail: bool = False) -> tuple[Engine, RecordingLLM]:
     llm = RecordingLLM(hold_s=hold_s, fail=fail)
     search = MemorySearch(lambda query: HITS)
-    return Engine(llm, search, settings=engine_settings()), llm
+    return Engine(llm, search), llm
 
 
 def write_run_dir(path: Path) -> Path:

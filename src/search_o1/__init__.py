@@ -16,7 +16,8 @@ The public API: build settings, open a pipeline, run questions.
 
 from search_o1.answer import extract_answer, extract_boxed, extract_code
 from search_o1.config import Settings, load_settings
-from search_o1.engine import METHODS, Engine
+from search_o1.engine import Engine
+from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.errors import (
     BackendError,
     ConfigError,
@@ -28,53 +29,79 @@ from search_o1.errors import (
 )
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
-from search_o1.pipeline import build_llm, open_pipeline
-from search_o1.search.base import DocumentReader, Search
+from search_o1.methods import METHODS, Method, Opening, get_method, register_method
+from search_o1.pipeline import build_llm, engine_options, open_pipeline
+from search_o1.search.base import DocumentSource, Search
 from search_o1.search.memory import MemorySearch
 from search_o1.types import (
     Completion,
     Document,
+    Event,
+    EventSink,
+    Finished,
     FinishReason,
     Hit,
     Message,
     Prompt,
+    ReaderResult,
     Sampling,
+    SearchFinished,
     SearchRecord,
+    SearchStarted,
     Step,
+    TextDelta,
     Trace,
+    Usage,
 )
 
 __all__ = [
     "LLM",
     "METHODS",
     "BackendError",
+    "ChainLimits",
     "Completion",
     "CompletionRequest",
     "ConfigError",
     "ContextOverflowError",
     "Document",
-    "DocumentReader",
+    "DocumentSource",
     "Engine",
+    "EngineOptions",
+    "Event",
+    "EventSink",
     "FinishReason",
+    "Finished",
     "Hit",
     "InputFileError",
     "MemorySearch",
     "Message",
+    "Method",
     "MissingExtraError",
+    "Opening",
     "Prompt",
+    "ReaderOptions",
+    "ReaderResult",
     "ReplayMissError",
     "Sampling",
     "ScriptedLLM",
     "Search",
+    "SearchFinished",
     "SearchO1Error",
+    "SearchOptions",
     "SearchRecord",
+    "SearchStarted",
     "Settings",
     "Step",
+    "TextDelta",
     "Trace",
+    "Usage",
     "build_llm",
+    "engine_options",
     "extract_answer",
     "extract_boxed",
     "extract_code",
+    "get_method",
     "load_settings",
     "open_pipeline",
+    "register_method",
 ]

@@ -21,7 +21,7 @@ failure leaves the old entry, unserved, in place). Replay ignores the TTL and se
 every recorded entry whatever its age: a recording is only useful if it reproduces.
 
 Sharing: `open_cache(settings)` returns one Cache per (path, mode, TTL) in a process, so
-the search wrapper and the document reader write into the same store under the same
+the search wrapper and the document source write into the same store under the same
 `run_id`. Every entry a record run reads or writes is logged under its run id, which is
 what `export --run RUN_ID` exports.
 """

@@ -1,13 +1,17 @@
 """THE loop for one question: generate -> query? -> search -> read -> insert -> continue.
 
 One `Engine` serves many questions concurrently; all per-question state lives in a
-`_Chain`. The four methods of the paper share this loop:
+`_Chain`. Every method of the table in `methods.py` runs this loop; what differs
+between them (opening, stop strings, how a query is answered) is declared there:
 
 - search-o1: queries are answered with Reason-in-Documents output;
 - rag-agent: queries get raw results (title, URL, snippet) and the model may ask for a
   page between the URL markers;
 - rag: documents for the question are pasted before it once, then it reasons alone;
 - direct: no retrieval at all.
+
+The engine reads only its `EngineOptions` (limits, sampling, reader and search
+options); mapping user settings onto them is the pipeline's job.
 """
 
 from __future__ import annotations
@@ -15,28 +19,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal
 
 from search_o1 import markers as mk
 from search_o1.answer import extract_answer
-from search_o1.config import Settings, TaskKind
+from search_o1.config import TASKS, TaskKind
+from search_o1.engine_options import EngineOptions
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
-from search_o1.prompts import (
-    rag_agent_instruction,
-    rag_prompt,
-    search_o1_instruction,
-    task_prompt,
-)
-from search_o1.reader import Reader, format_documents
-from search_o1.search.base import DocumentReader, Search
+from search_o1.methods import Method, Opening, get_method
+from search_o1.reader import Reader, format_documents, format_hits
+from search_o1.search.base import DocumentSource, Search
 from search_o1.search.local import LocalDocuments
+from search_o1.tokens import estimate_tokens
 from search_o1.types import (
     Completion,
     Document,
+    Event,
     EventSink,
     Finished,
     FinishReason,
@@ -52,17 +54,11 @@ from search_o1.types import (
     Usage,
 )
 
-Method = Literal["direct", "rag", "rag-agent", "search-o1"]
-METHODS: tuple[str, ...] = get_args(Method)
 _Mode = Literal["raw", "documents", "reader"]
 # A scheduler's hook around each model call, search and reader call of one run: the
 # "rounds" schedule holds a chain at a barrier there; resource limits hold a slot.
 Phase = Literal["generate", "search", "read"]
 PhaseGate = Callable[[Phase], AbstractAsyncContextManager[None]]
-MAX_URL_FETCHES = 5
-# Characters per token when we must guess (before the server has reported usage).
-_CHARS_PER_TOKEN = 3.0
-_UNKNOWN = object()
 _FORCED_QUERY_GRAMMAR = "root ::= [^\\n<>|]{3,120}"
 
 
@@ -73,7 +69,7 @@ class _Chain:
     trace: Trace
     prompt: Prompt
     task: str
-    method: str
+    method: Method
     on_event: EventSink | None
     gate: PhaseGate | None = None
     searches: int = 0
@@ -84,7 +80,7 @@ class _Chain:
     unreported_chars: int = 0  # text appended since then
     capped_by_context: bool = False  # the last call's max_tokens was cut to fit the window
 
-    def emit(self, event: TextDelta | SearchStarted | SearchFinished | Finished) -> None:
+    def emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
 
@@ -98,29 +94,39 @@ class _Chain:
         return self.gate(name) if self.gate is not None else contextlib.nullcontext()
 
     def tokens_estimate(self) -> int:
-        return self.known_tokens + int(self.unreported_chars / _CHARS_PER_TOKEN) + 1
+        return self.known_tokens + estimate_tokens(self.unreported_chars) + 1
 
 
 class Engine:
-    """Runs questions through one model, one search backend and a reader."""
+    """Runs questions through one model, one search backend and a reader.
+
+    `options` holds everything the engine reads (limits, sampling, reader and search
+    options); `documents` turns hits into documents (default: each hit's own text).
+    """
 
     def __init__(
         self,
         llm: LLM,
         search: Search | None,
         *,
-        settings: Settings,
+        options: EngineOptions | None = None,
         reader_llm: LLM | None = None,
-        documents: DocumentReader | None = None,
+        documents: DocumentSource | None = None,
     ) -> None:
         self.llm = llm
         self.search = search
-        self.settings = settings
+        self.options = options = options or EngineOptions()
         self.reader = Reader(
-            reader_llm or llm, sampling=settings.sampling, max_tokens=settings.reader_max_tokens
+            reader_llm or llm, sampling=options.sampling, max_tokens=options.reader.max_tokens
         )
-        self.documents = documents or LocalDocuments(settings.max_doc_chars)
-        self._context: int | object | None = _UNKNOWN
+        self.documents = documents or LocalDocuments(options.search.max_doc_chars)
+
+    def with_options(self, options: EngineOptions) -> Engine:
+        """An Engine over the same model, search and documents with other options."""
+        return Engine(
+            self.llm, self.search, options=options, reader_llm=self.reader.llm,
+            documents=self.documents,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ the loop
 
@@ -129,7 +135,7 @@ class Engine:
         question: str,
         *,
         task: TaskKind | None = None,
-        method: str = "search-o1",
+        method: str | Method = "search-o1",
         on_event: EventSink | None = None,
         gate: PhaseGate | None = None,
     ) -> Trace:
@@ -137,10 +143,11 @@ class Engine:
 
         `gate` (from a scheduler) wraps every generation, search and reader call.
         """
-        task = task or self.settings.task
-        _validate(question, task, method)
+        task = task or self.options.task
+        spec = method if isinstance(method, Method) else get_method(method)
+        self._validate(question, task, spec)
         start = time.perf_counter()
-        chain = _Chain(Trace(question, method), Prompt(()), task, method, on_event, gate)
+        chain = _Chain(Trace(question, spec.name), Prompt(()), task, spec, on_event, gate)
         try:
             chain.prompt = await self._opening(question, chain)
             chain.unreported_chars = sum(len(m.content) for m in chain.prompt.messages)
@@ -157,7 +164,7 @@ class Engine:
     async def _loop(self, chain: _Chain) -> None:
         if self._force_search(chain):
             await self._forced_query(chain)
-        for turn in range(len(chain.trace.steps), self.settings.max_turns):
+        for turn in range(len(chain.trace.steps), self.options.limits.max_turns):
             budget = await self._token_budget(chain)
             if budget is None:
                 return
@@ -175,9 +182,9 @@ class Engine:
             completion = await self.llm.complete(
                 CompletionRequest(
                     chain.prompt,
-                    stop=self._stops(chain.method),
+                    stop=list(chain.method.stops),
                     max_tokens=max_tokens,
-                    sampling=self.settings.sampling,
+                    sampling=self.options.sampling,
                 ),
                 on_text=lambda text: chain.emit(TextDelta(text)),
             )
@@ -189,7 +196,8 @@ class Engine:
 
     async def _handle_stop(self, chain: _Chain, completion: Completion) -> SearchRecord | None:
         """Act on the stop string that ended a generation; None means the chain is done."""
-        if _open_marker(completion, mk.BEGIN_QUERY, mk.END_QUERY):
+        stops = chain.method.stops
+        if mk.END_QUERY in stops and _open_marker(completion, mk.BEGIN_QUERY, mk.END_QUERY):
             completion = dataclasses.replace(completion, stop=mk.END_QUERY)
         if completion.stop == mk.END_QUERY:
             chain.append(mk.END_QUERY)
@@ -201,15 +209,29 @@ class Engine:
             return await self._read_url(chain, url)
         return None
 
+    def _validate(self, question: str, task: str, method: Method) -> None:
+        if not question.strip():
+            raise ConfigError("the question is empty")
+        if task not in TASKS:
+            raise ConfigError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+        if method.needs_search and self.search is None:
+            raise ConfigError(
+                f"the {method.name} method needs a search backend, and none is configured"
+            )
+
     # ------------------------------------------------------------------ finishing
 
     async def _token_budget(self, chain: _Chain) -> int | None:
         """Tokens the next call may generate; None (and the chain finished) if none."""
-        budget = self.settings.max_tokens - chain.trace.usage.completion_tokens
+        limits = self.options.limits
+        budget = limits.max_tokens - chain.trace.usage.completion_tokens
         if budget <= 0:
             self._finish(chain, FinishReason.MAX_TOKENS)
             return None
-        context = await self._context_length()
+        if limits.max_call_tokens is not None:
+            budget = min(budget, limits.max_call_tokens)
+        # The model caches its own window; a configured one may only be smaller.
+        context = limits.context_length or await self.llm.context_length()
         chain.capped_by_context = False
         if context is not None:
             room = context - chain.tokens_estimate()
@@ -219,11 +241,6 @@ class Engine:
             chain.capped_by_context = room < budget
             budget = min(budget, room)
         return budget
-
-    async def _context_length(self) -> int | None:
-        if self._context is _UNKNOWN:
-            self._context = self.settings.context_length or await self.llm.context_length()
-        return self._context  # type: ignore[return-value]
 
     def _finish_generation(self, chain: _Chain, completion: Completion) -> None:
         if completion.finish != "length":
@@ -247,19 +264,12 @@ class Engine:
     # ------------------------------------------------------------------ opening
 
     async def _opening(self, question: str, chain: _Chain) -> Prompt:
-        """The instruction message for the method."""
-        s = self.settings
-        question_part = task_prompt(chain.task, question)
-        if chain.method == "search-o1":
-            text = search_o1_instruction(chain.task, s.max_searches) + question_part
-        elif chain.method == "rag-agent":
-            text = rag_agent_instruction(chain.task, s.max_searches, MAX_URL_FETCHES)
-            text += question_part
-        elif chain.method == "rag":
-            text = rag_prompt(await self._rag_documents(chain, question)) + question_part
-        else:
-            text = question_part
-        return Prompt((Message("user", text),))
+        """The method's opening message (rag: after searching for the question)."""
+        documents = None
+        if chain.method.retrieve_first:
+            documents = await self._rag_documents(chain, question)
+        opening = Opening(chain.task, question, self.options.limits, documents)
+        return Prompt((Message("user", chain.method.opening(opening)),))
 
     async def _rag_documents(self, chain: _Chain, question: str) -> str:
         record = await self._search(chain, question, mode="documents")
@@ -267,10 +277,7 @@ class Engine:
         return format_documents(record.documents) if record.documents else "(none found)"
 
     def _force_search(self, chain: _Chain) -> bool:
-        forced = self.settings.force_search
-        if forced is None:
-            forced = self.settings.llm_backend == "embedded"
-        return forced and chain.method in ("search-o1", "rag-agent")
+        return self.options.force_search and chain.method.forceable
 
     async def _forced_query(self, chain: _Chain) -> None:
         """Open the chain with a one-line query (for models too small to write one)."""
@@ -281,7 +288,7 @@ class Engine:
                     chain.prompt,
                     stop=[mk.END_QUERY, "\n"],
                     max_tokens=48,
-                    sampling=self.settings.sampling,
+                    sampling=self.options.sampling,
                     grammar=_FORCED_QUERY_GRAMMAR,
                 ),
                 on_text=lambda text: chain.emit(TextDelta(text)),
@@ -310,7 +317,7 @@ class Engine:
             )
         elif query in chain.results:
             record = SearchRecord(query, "repeated", inserted=chain.results[query])
-        elif chain.searches >= self.settings.max_searches:
+        elif chain.searches >= self.options.limits.max_searches:
             record = SearchRecord(
                 query,
                 "limit",
@@ -321,32 +328,35 @@ class Engine:
             )
         else:
             chain.searches += 1
-            mode: _Mode = "reader" if self.settings.reader else "documents"
-            if chain.method == "rag-agent":
-                mode = "raw"  # the baseline sees raw results, never the reader's
-            record = await self._search(chain, query, mode=mode)
+            record = await self._search(chain, query, mode=self._answer_mode(chain))
             if record.outcome == "searched":
                 chain.results[query] = record.inserted
         chain.append(record.inserted)
         chain.emit(SearchFinished(record))
         return record
 
+    def _answer_mode(self, chain: _Chain) -> _Mode:
+        answer = chain.method.answer
+        if answer == "none" or (answer == "reader" and not self.options.reader.enabled):
+            return "documents"
+        return answer
+
     async def _search(self, chain: _Chain, query: str, *, mode: _Mode) -> SearchRecord:
         """Search; then "raw": list the hits; "documents": read them; "reader": also refine."""
         start = time.perf_counter()
-        if self.search is None:
-            raise ConfigError("this method needs a search backend, and none is configured")
+        if self.search is None:  # _validate checked the method; a method's bug lands here
+            raise ConfigError(f"the {chain.method.name} method searched without a backend")
         hits: tuple[Hit, ...] = ()
         documents: tuple[Document, ...] = ()
         reader = None
         try:
             async with chain.phase("search"):
-                hits = tuple(await self.search.search(query, k=self.settings.top_k))
+                hits = tuple(await self.search.search(query, k=self.options.search.top_k))
                 if mode != "raw":
                     documents = tuple(await self.documents.read(query, hits))
             if mode == "raw":
                 chain.seen_hits.update({h.url or h.id: h for h in hits})
-                inserted = _format_hits(hits)
+                inserted = format_hits(hits)
             elif mode == "documents":
                 inserted = format_documents(documents)
             else:
@@ -369,14 +379,14 @@ class Engine:
         """rag-agent: the model asked for a page it saw in an earlier result."""
         chain.emit(SearchStarted(url))
         hit = chain.seen_hits.get(url)
-        if hit is None or chain.url_fetches >= MAX_URL_FETCHES:
+        if hit is None or chain.url_fetches >= self.options.limits.max_url_fetches:
             why = (
                 "that URL was not in any search result"
                 if hit is None
                 else "the page-reading limit has been reached"
             )
             record = SearchRecord(
-                url, "failed", error=why, inserted=_page_block(f"Cannot read the page: {why}.")
+                url, "failed", error=why, inserted=mk.page_block(f"Cannot read the page: {why}.")
             )
         else:
             chain.url_fetches += 1
@@ -388,19 +398,11 @@ class Engine:
                 "searched",
                 hits=(hit,),
                 documents=tuple(docs),
-                inserted=_page_block(mk.neutralise(text)),
+                inserted=mk.page_block(mk.neutralise(text)),
             )
         chain.append(record.inserted)
         chain.emit(SearchFinished(record))
         return record
-
-    @staticmethod
-    def _stops(method: str) -> list[str]:
-        if method == "search-o1":
-            return [mk.END_QUERY]
-        if method == "rag-agent":
-            return [mk.END_QUERY, mk.END_URL]
-        return []
 
 
 def _open_marker(completion: Completion, begin: str, end: str) -> bool:
@@ -409,27 +411,3 @@ def _open_marker(completion: Completion, begin: str, end: str) -> bool:
         return False
     text = completion.text
     return text.rfind(begin) > text.rfind(end) and bool(text[text.rfind(begin) + len(begin) :])
-
-
-def _format_hits(hits: Sequence[Hit]) -> str:
-    """Raw results for rag-agent: title, URL (or id) and a snippet, neutralised."""
-    if not hits:
-        return "No results."
-    lines = []
-    for i, h in enumerate(hits, 1):
-        snippet = h.snippet or h.text[:300]
-        lines.append(f"{i}. {h.title}\n   URL: {h.url or h.id}\n   {snippet.strip()}")
-    return mk.neutralise("\n".join(lines))
-
-
-def _page_block(text: str) -> str:
-    return f"\n\n{mk.BEGIN_FULL_PAGE}\n{text.strip()}\n{mk.END_FULL_PAGE}\n\n"
-
-
-def _validate(question: str, task: str, method: str) -> None:
-    if not question.strip():
-        raise ConfigError("the question is empty")
-    if task not in get_args(TaskKind):
-        raise ConfigError(f"unknown task {task!r}; known: {', '.join(get_args(TaskKind))}")
-    if method not in METHODS:
-        raise ConfigError(f"unknown method {method!r}; known: {', '.join(METHODS)}")

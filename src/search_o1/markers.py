@@ -65,3 +65,8 @@ def last_between(text: str, begin: str, end: str) -> str | None:
 def result_block(content: str) -> str:
     """Wrap refined facts (already neutralised) the way the paper inserts them."""
     return f"\n\n{BEGIN_RESULT}\n{content.strip()}\n{END_RESULT}\n\n"
+
+
+def page_block(text: str) -> str:
+    """Wrap a page the rag-agent baseline asked to read (already neutralised)."""
+    return f"\n\n{BEGIN_FULL_PAGE}\n{text.strip()}\n{END_FULL_PAGE}\n\n"

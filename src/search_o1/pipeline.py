@@ -1,4 +1,4 @@
-"""Wire an Engine from Settings: model, reader model, search backend, document reader."""
+"""Wire an Engine from Settings: model, reader model, search backend, document source."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Literal
 
 from search_o1.config import Settings
 from search_o1.engine import Engine
+from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.llm.base import LLM
 from search_o1.registry import resolve
-from search_o1.search.base import DocumentReader, Search
+from search_o1.search.base import DocumentSource, Search
 
 
 def build_llm(settings: Settings, *, role: Literal["main", "reader"] = "main") -> LLM:
@@ -29,11 +30,35 @@ def build_llm(settings: Settings, *, role: Literal["main", "reader"] = "main") -
     return PoolLLM(backends, labels=urls, retries=settings.retries)
 
 
+def engine_options(settings: Settings) -> EngineOptions:
+    """The engine's view of `settings`: limits, sampling, reader and search options.
+
+    Forced search is decided here, not by the engine: on for the embedded model (too
+    small to write a query by itself) unless the user set `force_search` either way.
+    """
+    force = settings.force_search
+    if force is None:
+        force = settings.llm_backend == "embedded"
+    return EngineOptions(
+        limits=ChainLimits(
+            max_searches=settings.max_searches,
+            max_turns=settings.max_turns,
+            max_tokens=settings.max_tokens,
+            context_length=settings.context_length,
+        ),
+        sampling=settings.sampling,
+        reader=ReaderOptions(enabled=settings.reader, max_tokens=settings.reader_max_tokens),
+        search=SearchOptions(top_k=settings.top_k, max_doc_chars=settings.max_doc_chars),
+        force_search=force,
+        task=settings.task,
+    )
+
+
 def _needs_reader_llm(settings: Settings) -> bool:
     return settings.reader and bool(settings.reader_model or settings.reader_base_url)
 
 
-def _build_documents(settings: Settings) -> DocumentReader | None:
+def _build_documents(settings: Settings) -> DocumentSource | None:
     try:
         from search_o1.fetch import build_documents
     except ImportError:  # web extras absent: local corpora still work
@@ -63,10 +88,5 @@ async def open_pipeline(settings: Settings, *, search: bool = True) -> AsyncIter
         documents = _build_documents(settings)
         if documents is not None:
             stack.push_async_callback(documents.aclose)
-        yield Engine(
-            llm,
-            backend,
-            settings=settings,
-            reader_llm=reader_llm,
-            documents=documents,
-        )
+        options = engine_options(settings)
+        yield Engine(llm, backend, options=options, reader_llm=reader_llm, documents=documents)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.markers import BEGIN_QUERY, BEGIN_RESULT, neutralise
 from search_o1.prompts import NOTHING_FOUND, reader_prompt
-from search_o1.types import Document, Message, Prompt, ReaderResult, Sampling, Usage
+from search_o1.types import Document, Hit, Message, Prompt, ReaderResult, Sampling, Usage
 
 
 def trim_reasoning(output: str, keep_last: int = 4) -> str:
@@ -57,6 +57,17 @@ def format_documents(documents: Sequence[Document]) -> str:
             head += f" ({doc.hit.url})"
         parts.append(f"{head}\n{doc.text.strip()}")
     return neutralise("\n\n".join(parts)) if parts else "(no documents)"
+
+
+def format_hits(hits: Sequence[Hit]) -> str:
+    """Raw results for rag-agent: title, URL (or id) and a snippet, neutralised."""
+    if not hits:
+        return "No results."
+    lines = []
+    for i, h in enumerate(hits, 1):
+        snippet = h.snippet or h.text[:300]
+        lines.append(f"{i}. {h.title}\n   URL: {h.url or h.id}\n   {snippet.strip()}")
+    return neutralise("\n".join(lines))
 
 
 _HEADING = re.compile(r"\*\*\s*Final Information\s*\*\*:?", re.IGNORECASE)

@@ -24,13 +24,16 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
-from search_o1.config import TaskKind
+from search_o1.config import Settings, TaskKind
 from search_o1.engine import Engine, Phase, PhaseGate
 from search_o1.types import Trace
 
 Schedule = Literal["async", "rounds"]
 SCHEDULES: tuple[str, ...] = ("async", "rounds")
 _PHASES: tuple[Phase, ...] = ("generate", "search", "read")
+# The settings' defaults, for callers that name no limit.
+_LLM_LIMIT: int = Settings.model_fields["max_llm_inflight"].default
+_SEARCH_LIMIT: int = Settings.model_fields["max_search_inflight"].default
 
 
 @dataclass(frozen=True)
@@ -128,10 +131,7 @@ async def run_all(
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule!r}; known: {', '.join(SCHEDULES)}")
-    limits = _Limits(
-        llm_limit or engine.settings.max_llm_inflight,
-        search_limit or engine.settings.max_search_inflight,
-    )
+    limits = _Limits(llm_limit or _LLM_LIMIT, search_limit or _SEARCH_LIMIT)
     if schedule == "rounds":
         iterator = iter(jobs)
         while batch := list(islice(iterator, max(1, concurrency))):

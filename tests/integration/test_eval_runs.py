@@ -18,8 +18,9 @@ from search_o1.errors import BackendError
 from search_o1.eval import report
 from search_o1.eval.datasets import Dataset, load_dataset
 from search_o1.eval.runner import RunOptions, run_eval
-from search_o1.llm.base import CompletionRequest
+from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
+from search_o1.pipeline import engine_options
 from search_o1.types import Completion, Prompt, TextSink
 
 
@@ -36,6 +37,10 @@ def bm25(tmp_path_factory: pytest.TempPathFactory) -> BM25Search:
 def settings(**kw: Any) -> Settings:
     base = {"backend": "openai", "base_url": "http://unused", "force_search": False}
     return load_settings({**base, "task": "multihop", "max_searches": 10, **kw}, environ={})
+
+
+def engine(model: LLM, search: BM25Search | None) -> Engine:
+    return Engine(model, search, options=engine_options(settings()))
 
 
 def hotpot(shared_data: Path, n: int) -> Dataset:
@@ -57,9 +62,9 @@ async def test_each_method_end_to_end(
 ) -> None:
     ds = hotpot(shared_data, 4)
     model = ScriptedLLM(responder(boxed(ds, 3)))
-    engine = Engine(model, bm25, settings=settings())
     out = tmp_path / method
-    outcome = await run_eval(engine, ds, RunOptions(method=method, out=out, progress=False))
+    opts = RunOptions(method=method, out=out, progress=False, settings=settings())
+    outcome = await run_eval(engine(model, bm25), ds, opts)
     m = json.loads((out / "metrics.json").read_text())
     assert m["overall"]["em"] == pytest.approx(0.75) and m["n"] == 4 and m["missing"] == 0
     assert outcome.ran == 4 and m["num_valid"] == 4  # the 4th boxes "unknown": valid, wrong
@@ -105,12 +110,12 @@ async def test_interrupted_run_resumes_and_counts_each_item_once(
     opts = RunOptions(method="direct", out=out, concurrency=1, progress=False)
     crashing = ScriptedLLM(Crashing(responder(answers), after=5))
     with pytest.raises(Crash):
-        await run_eval(Engine(crashing, None, settings=settings()), ds, opts)
+        await run_eval(engine(crashing, None), ds, opts)
     assert len(lines(out / "results.jsonl")) == 5
     with (out / "results.jsonl").open("a") as f:
         f.write('{"id": "torn-in-mid-write", "pred')  # a crash during a write
     model = ScriptedLLM(responder(answers))
-    outcome = await run_eval(Engine(model, None, settings=settings()), ds, opts)
+    outcome = await run_eval(engine(model, None), ds, opts)
     assert (outcome.resumed, outcome.ran) == (5, 3) and len(model.prompts) == 3
     records = lines(out / "results.jsonl")
     assert sorted(r["id"] for r in records) == sorted(i.id for i in ds.items)
@@ -122,16 +127,18 @@ async def test_backoff_takes_the_direct_answer_for_invalid_ones(
 ) -> None:
     ds = hotpot(shared_data, 4)
     direct = tmp_path / "direct"
-    engine = Engine(ScriptedLLM(responder(boxed(ds, 4))), None, settings=settings())
-    await run_eval(engine, ds, RunOptions(method="direct", out=direct, progress=False))
+    eng = engine(ScriptedLLM(responder(boxed(ds, 4))), None)
+    await run_eval(
+        eng, ds, RunOptions(method="direct", out=direct, progress=False, settings=settings())
+    )
     # The second run leaves two answers unboxed (invalid) and gets one wrong.
     answers = boxed(ds, 1)
     answers |= {ds.items[1].question: "\\boxed{nobody}", ds.items[2].question: "no idea"}
     answers |= {ds.items[3].question: "still thinking"}
     run = tmp_path / "rag"
-    engine = Engine(ScriptedLLM(responder(answers, search=False)), None, settings=settings())
-    opts = RunOptions(method="direct", out=run, backoff=direct, progress=False)
-    outcome = await run_eval(engine, ds, opts)
+    eng = engine(ScriptedLLM(responder(answers, search=False)), None)
+    opts = RunOptions(method="direct", out=run, backoff=direct, progress=False, settings=settings())
+    outcome = await run_eval(eng, ds, opts)
     m = outcome.metrics
     assert m["overall"]["em"] == 0.25 and m["num_valid"] == 2
     assert m["backoff"]["em"] == 0.75 and m["backoff"]["replaced"] == 2
@@ -162,8 +169,10 @@ class Failing:
 
 async def test_backend_failures_are_not_saved_as_answers(shared_data: Path, tmp_path: Path) -> None:
     ds = hotpot(shared_data, 3)
-    engine = Engine(Failing(), None, settings=settings())
-    outcome = await run_eval(engine, ds, RunOptions(method="direct", out=tmp_path, progress=False))
+    eng = engine(Failing(), None)
+    outcome = await run_eval(
+        eng, ds, RunOptions(method="direct", out=tmp_path, progress=False, settings=settings())
+    )
     assert outcome.failed == 3 and outcome.ran == 0
     assert (tmp_path / "results.jsonl").read_text() == ""
     assert outcome.metrics["missing"] == 3

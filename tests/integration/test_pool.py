@@ -60,7 +60,7 @@ def search() -> MemorySearch:
 
 
 async def run_questions(llm: Any, n: int) -> list[Trace]:
-    engine = Engine(llm, search(), settings=settings(["http://unused"]))
+    engine = Engine(llm, search())
     traces: list[Trace] = []
     jobs = [Job(str(i), f"QUESTION-{i}: what?", "qa") for i in range(n)]
     await run_all(engine, jobs, concurrency=n, on_result=lambda j, t: traces.append(t))

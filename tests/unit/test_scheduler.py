@@ -8,7 +8,6 @@ import re
 import pytest
 
 from search_o1 import markers as mk
-from search_o1.config import load_settings
 from search_o1.engine import Engine
 from search_o1.llm.base import CompletionRequest
 from search_o1.scheduler import Job, RoundBarrier, run_all
@@ -17,11 +16,6 @@ from search_o1.types import Completion, Hit, Prompt, TextSink, Trace
 
 Q, EQ = mk.BEGIN_QUERY, mk.END_QUERY
 Log = list[tuple[str, int, int]]  # (event, chain, round)
-
-
-def settings(**kw: object):  # type: ignore[no-untyped-def]
-    base = {"backend": "openai", "base_url": "http://unused", "force_search": False}
-    return load_settings({**base, **kw}, environ={})
 
 
 def chain_of(prompt: Prompt) -> int:
@@ -96,7 +90,7 @@ async def run(
     schedule: str, n: int, *, concurrency: int = 100, hold: dict[int, asyncio.Event] | None = None
 ) -> tuple[Log, dict[str, Trace]]:
     log: Log = []
-    engine = Engine(LoggingLLM(log, hold=hold), LoggingSearch(log), settings=settings())
+    engine = Engine(LoggingLLM(log, hold=hold), LoggingSearch(log))
     results: dict[str, Trace] = {}
 
     def sink(job: Job, trace: Trace) -> None:
@@ -185,6 +179,6 @@ async def test_barrier_opens_when_the_last_laggard_leaves() -> None:
 
 
 async def test_unknown_schedule_is_refused() -> None:
-    engine = Engine(LoggingLLM([]), None, settings=settings())
+    engine = Engine(LoggingLLM([]), None)
     with pytest.raises(ValueError, match="unknown schedule"):
         await run_all(engine, [], concurrency=1, on_result=lambda j, t: None, schedule="x")

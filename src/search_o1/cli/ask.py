@@ -15,8 +15,8 @@ from rich.markup import escape
 
 from search_o1.cli.options import backend_options, settings_from_flags
 from search_o1.config import Settings
-from search_o1.engine import METHODS
 from search_o1.errors import ConfigError, SearchO1Error
+from search_o1.methods import METHODS, get_method
 from search_o1.pipeline import open_pipeline
 from search_o1.types import (
     Event,
@@ -37,7 +37,7 @@ DEMO_QUESTION_HINT = "embedded SmolLM2-135M + offline Wikipedia summaries"
 @backend_options
 @click.option(
     "--method",
-    type=click.Choice(METHODS),
+    type=click.Choice(list(METHODS)),
     default="search-o1",
     show_default=True,
     help="search-o1, or one of the paper's baselines.",
@@ -84,7 +84,7 @@ def command(
 
 
 async def _run(settings: Settings, question: str, method: str, view: LiveView | None) -> Trace:
-    async with open_pipeline(settings, search=method != "direct") as engine:
+    async with open_pipeline(settings, search=get_method(method).needs_search) as engine:
         return await engine.run(question, method=method, on_event=view.on_event if view else None)
 
 

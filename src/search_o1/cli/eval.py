@@ -11,7 +11,6 @@ import click
 
 from search_o1.cli.options import backend_options, settings_from_flags
 from search_o1.config import Settings
-from search_o1.engine import METHODS
 from search_o1.errors import BackendError
 from search_o1.eval.datasets import (
     DATA_DIR_ENV,
@@ -22,6 +21,7 @@ from search_o1.eval.datasets import (
 )
 from search_o1.eval.runner import RunOptions, RunOutcome, run_eval
 from search_o1.eval.sandbox import Limits
+from search_o1.methods import METHODS, get_method
 from search_o1.pipeline import open_pipeline
 
 # The paper's per-dataset override: multi-hop sets may search 10 times, the others 5.
@@ -48,7 +48,7 @@ def _known_table() -> str:
 @click.option(
     "--dataset", required=True, help="A known name (gpqa, math500, hotpotqa, ...) or a file."
 )
-@click.option("--method", type=click.Choice(METHODS), default="search-o1", show_default=True)
+@click.option("--method", type=click.Choice(list(METHODS)), default="search-o1", show_default=True)
 @click.option("--split", help="gpqa: diamond|main|extended; QA sets: test|paper|native.")
 @click.option("--limit", type=int, help="Only the first N items.")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Run directory.")
@@ -99,7 +99,7 @@ def command(
     opts = RunOptions(
         method=method, out=out, concurrency=settings.concurrency, schedule=settings.schedule,
         backoff=backoff, limits=Limits(timeout_s=sandbox_timeout, memory_mb=sandbox_memory_mb),
-        progress=progress, argv=sys.argv[1:],
+        progress=progress, argv=sys.argv[1:], settings=settings,
     )  # fmt: skip
     outcome = asyncio.run(_run(settings, data, opts))
     click.echo((out / "summary.md").read_text(encoding="utf-8"))
@@ -111,7 +111,7 @@ def command(
 
 
 async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome:
-    async with open_pipeline(settings, search=opts.method != "direct") as engine:
+    async with open_pipeline(settings, search=get_method(opts.method).needs_search) as engine:
         return await run_eval(engine, data, opts)
 
 

@@ -8,6 +8,7 @@ rerun retries them; many in a row abort the run early instead of burning the dat
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ class RunOptions:
     backoff: Path | None = None
     limits: Limits = field(default_factory=Limits)
     progress: bool = True
+    # What the run was configured with (recorded in config.json; its in-flight limits
+    # bound the scheduler). None: a library caller that built the Engine itself.
+    settings: Settings | None = None
     argv: list[str] | None = None
 
 
@@ -104,7 +108,8 @@ def _identity(dataset: Dataset, method: str) -> dict[str, Any]:
     return {"dataset": dataset.name, "task": dataset.task, "method": method}
 
 
-def _write_config(dataset: Dataset, settings: Settings, opts: RunOptions) -> None:
+def _write_config(dataset: Dataset, engine: Engine, opts: RunOptions) -> None:
+    settings = opts.settings.model_dump(mode="json") if opts.settings else None
     config = {
         "run": {
             **_identity(dataset, opts.method),
@@ -118,7 +123,8 @@ def _write_config(dataset: Dataset, settings: Settings, opts: RunOptions) -> Non
             "argv": opts.argv,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
-        "settings": runfiles.scrub(settings.model_dump(mode="json")),
+        "settings": runfiles.scrub(settings) if settings else {},
+        "engine": dataclasses.asdict(engine.options),
         "environment": runfiles.environment(),
     }
     runfiles.write_json(opts.out / runfiles.CONFIG, config)
@@ -212,12 +218,18 @@ def _progress(opts: RunOptions) -> Progress:
     )
 
 
+def _inflight(settings: Settings | None) -> dict[str, int]:
+    if settings is None:
+        return {}
+    return {"llm_limit": settings.max_llm_inflight, "search_limit": settings.max_search_inflight}
+
+
 async def run_eval(engine: Engine, dataset: Dataset, opts: RunOptions) -> RunOutcome:
     """Run (or resume) `dataset` with `opts.method` into `opts.out`; returns the metrics."""
     opts.out.mkdir(parents=True, exist_ok=True)
     runfiles.check_same_run(opts.out, _identity(dataset, opts.method))
     fallback = _load_fallback(opts.backoff, dataset)
-    _write_config(dataset, engine.settings, opts)
+    _write_config(dataset, engine, opts)
     done = runfiles.read_records(opts.out)
     todo = [item for item in dataset.items if item.id not in done]
     items = {item.id: item for item in todo}
@@ -236,7 +248,7 @@ async def run_eval(engine: Engine, dataset: Dataset, opts: RunOptions) -> RunOut
         try:
             await run_all(
                 engine, jobs, concurrency=opts.concurrency, on_result=on_result,
-                schedule=opts.schedule,
+                schedule=opts.schedule, **_inflight(opts.settings),
             )  # fmt: skip
         except BaseException as e:
             # Whatever stopped the run, the metrics of what finished are still written.

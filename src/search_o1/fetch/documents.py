@@ -7,8 +7,8 @@
 - A hit without a URL (local corpus, retriever): its own text, cut around the part that
   best matches the query (`window.cut_document`), status "ok".
 
-Pages are cached as extracted full text keyed by (url, extractor version, and the page
-reader service when one is used: it extracts differently), so the window can differ per
+Pages are cached as extracted full text keyed by (url, extractor version, and the
+page service when one is used: it extracts differently), so the window can differ per
 snippet while the download happens once. Failures are never cached. In
 replay mode a page the recording never fetched (for example, because its fetch failed
 then) comes back as "failed: cache replay: ..." naming the URL: the reader sees the
@@ -40,7 +40,7 @@ MAX_STORED_CHARS = 200_000
 
 
 class WebDocuments:
-    """The DocumentReader for every backend: fetches web hits, cuts corpus hits.
+    """The DocumentSource for every backend: fetches web hits, cuts corpus hits.
 
     `cache` is a zero-argument callable returning the shared Cache (or None), called at
     the first page so corpus-only runs never open a cache file.

@@ -35,6 +35,7 @@ from search_o1.llm._transport import ShardedTransport
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
 from search_o1.llm.templates import render_on_server as _render_on_server
+from search_o1.tokens import estimate_tokens
 from search_o1.types import Completion, Message, TextSink
 
 log = logging.getLogger(__name__)
@@ -54,10 +55,6 @@ def _root(base_url: str) -> str:
 def _host_kind(base_url: str) -> wire.ServerKind:
     # Model detection by URL is only used for the one API known to reject extra fields.
     return "openai" if urlsplit(base_url).hostname == "api.openai.com" else "unknown"
-
-
-def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4) if text else 0
 
 
 class OpenAILLM:
@@ -454,14 +451,14 @@ def _completion(
     text, hit = normalise_stop(raw, finish, stop, server_stop=reply.server_stop)
     prompt_tokens = reply.prompt_tokens
     if not prompt_tokens:  # only then: serialising a long chat prompt is not free
-        prompt_tokens = _estimate_tokens(sent if isinstance(sent, str) else json.dumps(sent))
+        prompt_tokens = estimate_tokens(sent if isinstance(sent, str) else json.dumps(sent))
     completion_tokens = reply.completion_tokens
     return Completion(
         text=text,
         finish=finish,
         stop=hit if finish == "stop" else None,
         prompt_tokens=prompt_tokens,
-        completion_tokens=_estimate_tokens(raw) if completion_tokens is None else completion_tokens,
+        completion_tokens=estimate_tokens(raw) if completion_tokens is None else completion_tokens,
         latency_s=latency_s,
     )
 

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 
 from search_o1.llm.base import CompletionRequest, normalise_stop
+from search_o1.tokens import CHARS_PER_TOKEN, estimate_tokens
 from search_o1.types import Completion, Prompt, TextSink
 
 Responder = Callable[[Prompt], str]
@@ -21,7 +22,7 @@ class ScriptedLLM:
     `return_stop=True` keeps the stop string in the raw reply (like vLLM with
     include_stop_str_in_output); False drops it (like llama.cpp). Either way the
     Completion comes out normalised. `context` sets a context window; prompt tokens are
-    counted as characters / 4.
+    estimated from characters (`search_o1.tokens`).
     """
 
     name = "scripted"
@@ -43,7 +44,7 @@ class ScriptedLLM:
 
     @staticmethod
     def count_tokens(text: str) -> int:
-        return max(1, len(text) // 4)
+        return estimate_tokens(text)
 
     def _next_reply(self, prompt: Prompt) -> str:
         if self._respond is not None:
@@ -72,9 +73,9 @@ class ScriptedLLM:
             raw += matched
         elif finish == "length":
             finish = "stop"  # the reply ended by itself: an end-of-sequence
-        # max_tokens is counted in "tokens" of 4 characters, like count_tokens.
-        if len(raw) > max_tokens * 4:
-            raw, finish = raw[: max_tokens * 4], "length"
+        # max_tokens is counted in estimated tokens, like count_tokens.
+        if len(raw) > max_tokens * CHARS_PER_TOKEN:
+            raw, finish = raw[: max_tokens * CHARS_PER_TOKEN], "length"
         text, hit = normalise_stop(raw, finish, stop, server_stop=matched)
         if on_text and text:
             on_text(text)

@@ -23,7 +23,7 @@ class Search(Protocol):
 
 
 @runtime_checkable
-class DocumentReader(Protocol):
+class DocumentSource(Protocol):
     """Turns hits into the documents the reader model sees (e.g. by fetching pages)."""
 
     async def read(self, query: str, hits: Sequence[Hit]) -> list[Document]: ...

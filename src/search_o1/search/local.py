@@ -16,7 +16,7 @@ def local_document(hit: Hit, query: str, max_chars: int) -> Document:
 
 
 class LocalDocuments:
-    """The default document reader: every hit read from its own text."""
+    """The default DocumentSource: every hit read from its own text."""
 
     def __init__(self, max_chars: int) -> None:
         self.max_chars = max_chars

@@ -7,6 +7,7 @@ Engine (tests: a scripted model and in-memory search, no HTTP model at all).
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import json
 from collections.abc import AsyncIterator, Callable
@@ -22,7 +23,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from search_o1.config import TASKS, Settings
-from search_o1.engine import METHODS, Engine
+from search_o1.engine import Engine
+from search_o1.methods import METHODS
 from search_o1.pipeline import open_pipeline
 from search_o1.serve import openai_wire as wire
 from search_o1.serve.health import health_report
@@ -46,6 +48,7 @@ class ServeState:
     api_key: str | None
     engine: Engine | None = None
     runs: set[Run] = field(default_factory=set)
+    model_api_key: str | None = None  # the model server's key, for health probes
 
 
 def create_app(
@@ -57,7 +60,8 @@ def create_app(
     model_name: str = DEFAULT_MODEL_NAME,
 ) -> Starlette:
     """The serve app. Its state (`app.state.serve`) exposes the limiter's counters."""
-    state = ServeState(Limiter(max_concurrency, max_queue), model_name, api_key)
+    key = source.api_key if isinstance(source, Settings) else None  # for health probes
+    state = ServeState(Limiter(max_concurrency, max_queue), model_name, api_key, model_api_key=key)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -153,21 +157,21 @@ async def _chat(request: Request) -> Response:
 
 
 def engine_for(base: Engine, overrides: dict[str, Any]) -> Engine:
-    """The engine for one request: the shared one, or a light copy with its own settings.
+    """The engine for one request: the shared one, or a light copy with its own options.
 
-    Settings are frozen and an Engine reads them throughout a run, so a request's
+    Options are frozen and an Engine reads them throughout a run, so a request's
     temperature or token budget gets an Engine of its own over the same backends.
+    `overrides` holds `max_tokens`, `temperature` and `top_p` (see openai_wire).
     """
     if not overrides:
         return base
-    settings = base.settings.model_copy(update=overrides)
-    return Engine(
-        base.llm,
-        base.search,
-        settings=settings,
-        reader_llm=base.reader.llm,
-        documents=base.documents,
-    )
+    options = base.options
+    sampling = {k: overrides[k] for k in ("temperature", "top_p") if k in overrides}
+    limits = options.limits
+    if "max_tokens" in overrides:
+        limits = dataclasses.replace(limits, max_tokens=overrides["max_tokens"])
+    sampled = dataclasses.replace(options.sampling, **sampling)
+    return base.with_options(dataclasses.replace(options, limits=limits, sampling=sampled))
 
 
 async def _models(request: Request) -> Response:
@@ -188,7 +192,7 @@ async def _health(request: Request) -> Response:
     state = _state(request)
     if state.engine is None:
         return JSONResponse({"status": "starting"}, status_code=503)
-    report = await health_report(state.engine)
+    report = await health_report(state.engine, api_key=state.model_api_key)
     report["runs"] = state.limiter.stats.as_dict()
     return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
 
@@ -204,7 +208,7 @@ async def _mode(request: Request) -> Response:
             "auth": state.api_key is not None,
             "methods": list(METHODS),
             "tasks": list(TASKS),
-            "task": engine.settings.task if engine else "qa",
+            "task": engine.options.task if engine else "qa",
         }
     )
 

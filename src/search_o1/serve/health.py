@@ -18,11 +18,14 @@ from search_o1.llm.base import LLM
 PROBE_TIMEOUT_S = 5.0
 
 
-async def health_report(engine: Engine) -> dict[str, Any]:
-    """{"status": "ok" | "unavailable", "model": {...}, "reader": {...}?, "search": {...}}."""
-    report: dict[str, Any] = {"model": await _probe(engine.llm, engine.settings.api_key)}
+async def health_report(engine: Engine, *, api_key: str | None = None) -> dict[str, Any]:
+    """{"status": "ok" | "unavailable", "model": {...}, "reader": {...}?, "search": {...}}.
+
+    `api_key`: the model server's key, sent with the probe (never shown).
+    """
+    report: dict[str, Any] = {"model": await _probe(engine.llm, api_key)}
     if engine.reader.llm is not engine.llm:
-        report["reader"] = await _probe(engine.reader.llm, engine.settings.api_key)
+        report["reader"] = await _probe(engine.reader.llm, api_key)
     report["search"] = _search_info(engine)
     ready = all(part.get("ok") for part in report.values())
     report["status"] = "ok" if ready else "unavailable"

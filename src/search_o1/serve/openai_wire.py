@@ -18,7 +18,7 @@ from typing import Any
 
 from search_o1 import markers as mk
 from search_o1.config import TASKS
-from search_o1.engine import METHODS
+from search_o1.methods import METHODS
 from search_o1.types import FinishReason, SearchRecord, Trace
 
 EXTENSION = "search_o1"  # the key of our extension object in responses and chunks
@@ -98,7 +98,7 @@ def parse_chat_request(body: Any, *, model_name: str) -> ChatRequest:
         include_usage=isinstance(stream_options, dict)
         and bool(stream_options.get("include_usage")),
         task=_choice(body, "task", TASKS),
-        method=_choice(body, "method", METHODS) or "search-o1",
+        method=_choice(body, "method", tuple(METHODS)) or "search-o1",
         overrides=_overrides(body),
     )
 

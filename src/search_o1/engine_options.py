@@ -1,0 +1,100 @@
+"""What an Engine needs to know, as small frozen values (not the whole `Settings`).
+
+`pipeline.engine_options(settings)` maps the user's settings onto these; a test or a
+library user builds them directly:
+
+    Engine(ScriptedLLM([...]), MemorySearch({...}), options=EngineOptions(
+        limits=ChainLimits(max_searches=1), reader=ReaderOptions(enabled=False)))
+
+Token limits come in two kinds, kept apart on purpose: `max_tokens` is the budget of
+new tokens for a whole question (all turns together), `max_call_tokens` caps a single
+generation call (the paper's scripts set only a per-call cap). A profile that wants the
+paper's behaviour sets `max_call_tokens` and leaves `max_tokens` large.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from search_o1.config import TASKS, TaskKind
+from search_o1.errors import ConfigError
+from search_o1.types import Sampling
+
+__all__ = ["ChainLimits", "EngineOptions", "ReaderOptions", "SearchOptions"]
+
+
+def _at_least(owner: str, low: int, **values: int | None) -> None:
+    for name, value in values.items():
+        if value is not None and value < low:
+            raise ConfigError(f"{owner}.{name} must be at least {low}, not {value}")
+
+
+@dataclass(frozen=True)
+class ChainLimits:
+    """How far one question's chain may go.
+
+    - `max_searches`: searches run per question; past it the model is told it may not
+      search (0: never search, not even a forced first search).
+    - `max_turns`: generation calls per question.
+    - `max_tokens`: new tokens per question, all turns together.
+    - `max_call_tokens`: new tokens per generation call (None: what `max_tokens` leaves).
+    - `context_length`: a window to keep the chain within (None: the model's own).
+    - `max_url_fetches`: pages a rag-agent chain may ask to read in full.
+    """
+
+    max_searches: int = 5
+    max_turns: int = 15
+    max_tokens: int = 32768
+    max_call_tokens: int | None = None
+    context_length: int | None = None
+    max_url_fetches: int = 5
+
+    def __post_init__(self) -> None:
+        _at_least("limits", 0, max_searches=self.max_searches, max_url_fetches=self.max_url_fetches)
+        _at_least(
+            "limits", 1, max_turns=self.max_turns, max_tokens=self.max_tokens,
+            max_call_tokens=self.max_call_tokens, context_length=self.context_length,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """Reason-in-Documents: on (refine documents into facts) or off (insert them as is)."""
+
+    enabled: bool = True
+    max_tokens: int = 2048
+
+    def __post_init__(self) -> None:
+        _at_least("reader", 1, max_tokens=self.max_tokens)
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Hits per query, and characters of each document kept for the reader."""
+
+    top_k: int = 10
+    max_doc_chars: int = 3000
+
+    def __post_init__(self) -> None:
+        _at_least("search", 1, top_k=self.top_k, max_doc_chars=self.max_doc_chars)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Everything an Engine reads while it runs; defaults are the paper's.
+
+    `force_search`: open every chain of a searching method with a search (for models
+    too small to write a query themselves); the pipeline turns it on for the embedded
+    model unless the user said otherwise. `task`: the task kind when a run names none.
+    """
+
+    limits: ChainLimits = field(default_factory=ChainLimits)
+    sampling: Sampling = field(default_factory=Sampling)
+    reader: ReaderOptions = field(default_factory=ReaderOptions)
+    search: SearchOptions = field(default_factory=SearchOptions)
+    force_search: bool = False
+    task: TaskKind = "qa"
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ConfigError(f"unknown task {self.task!r}; known: {', '.join(TASKS)}")

@@ -1,0 +1,141 @@
+"""The methods as data: one declared `Method` per way of answering a question.
+
+The engine, the CLIs (`ask`, `eval`) and `serve` read this table instead of comparing
+method names, so a new method (or a mode of an existing one) is one `Method` entry,
+added with `register_method`; see docs/extending.md.
+
+How a method answers a query the model wrote (`answer`):
+- "none": the method has no queries (its stop strings never ask for one);
+- "raw": a list of hits (title, URL, snippet), as the rag-agent baseline sees them;
+- "documents": the documents themselves (hits turned into text by the DocumentSource);
+- "reader": Reason-in-Documents refines the documents into facts (with the reader
+  turned off, the engine falls back to "documents").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from search_o1 import markers as mk
+from search_o1.engine_options import ChainLimits
+from search_o1.errors import ConfigError
+from search_o1.prompts import rag_agent_instruction, rag_prompt, search_o1_instruction, task_prompt
+
+__all__ = ["METHODS", "Answer", "Method", "Opening", "get_method", "register_method"]
+
+Answer = Literal["none", "raw", "documents", "reader"]
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What a method's opening message may use.
+
+    `documents`: the question's own documents, formatted, for methods that declare
+    `retrieve_first` (None otherwise).
+    """
+
+    task: str
+    question: str
+    limits: ChainLimits
+    documents: str | None = None
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method: how its chain opens, when generation stops, how queries are answered.
+
+    - `opening`: the first (user) message, instruction and question.
+    - `stops`: stop strings of every generation call; a stop on `END_QUERY` asks for a
+      search, on `END_URL` for a page.
+    - `answer`: how a query is answered (see the module docstring).
+    - `retrieve_first`: search for the question once before the chain starts (rag).
+    - `needs_search`: a search backend must be configured.
+    - `forceable`: a forced first search may open the chain (only for methods whose
+      model writes queries).
+    """
+
+    name: str
+    summary: str
+    opening: Callable[[Opening], str]
+    stops: tuple[str, ...] = ()
+    answer: Answer = "none"
+    retrieve_first: bool = False
+    needs_search: bool = False
+    forceable: bool = False
+
+
+def _direct(o: Opening) -> str:
+    return task_prompt(o.task, o.question)
+
+
+def _rag(o: Opening) -> str:
+    return rag_prompt(o.documents or "(none found)") + task_prompt(o.task, o.question)
+
+
+def _rag_agent(o: Opening) -> str:
+    limits = o.limits
+    instruction = rag_agent_instruction(o.task, limits.max_searches, limits.max_url_fetches)
+    return instruction + task_prompt(o.task, o.question)
+
+
+def _search_o1(o: Opening) -> str:
+    return search_o1_instruction(o.task, o.limits.max_searches) + task_prompt(o.task, o.question)
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register_method(method: Method, *, replace: bool = False) -> Method:
+    """Add `method` to the table (by its name); `replace=True` to redefine one."""
+    if method.name in METHODS and not replace:
+        raise ConfigError(f"method {method.name!r} is already registered")
+    if method.answer != "none" and not method.needs_search:
+        raise ConfigError(f"method {method.name!r} answers queries, so it needs search")
+    if mk.END_QUERY in method.stops and method.answer == "none":
+        raise ConfigError(f"method {method.name!r} stops for queries but cannot answer them")
+    METHODS[method.name] = method
+    return method
+
+
+def get_method(name: str) -> Method:
+    """The method called `name`; a ConfigError naming the known ones otherwise."""
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ConfigError(f"unknown method {name!r}; known: {', '.join(METHODS)}") from None
+
+
+# The table: the paper's four methods. A new one is one more entry (or a
+# `register_method` call from outside).
+BUILT_IN: tuple[Method, ...] = (
+    Method("direct", "the model reasons alone, no retrieval", _direct),
+    Method(
+        "rag",
+        "top documents for the question, pasted before it once",
+        _rag,
+        retrieve_first=True,
+        needs_search=True,
+    ),
+    Method(
+        "rag-agent",
+        "searches mid-reasoning, sees raw results, may read pages",
+        _rag_agent,
+        stops=(mk.END_QUERY, mk.END_URL),
+        answer="raw",
+        needs_search=True,
+        forceable=True,
+    ),
+    Method(
+        "search-o1",
+        "searches mid-reasoning; Reason-in-Documents refines the results",
+        _search_o1,
+        stops=(mk.END_QUERY,),
+        answer="reader",
+        needs_search=True,
+        forceable=True,
+    ),
+)
+for _method in BUILT_IN:
+    register_method(_method)
