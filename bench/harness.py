@@ -99,7 +99,7 @@ def bench_settings(urls: Sequence[str], **kw: Any) -> Settings:
         "max_turns": 15,
         "force_search": False,
         "retries": 2,
-        "timeout_s": 900.0,
+        "timeout": 900.0,
         **kw,
     }
     return load_settings(values, environ={})

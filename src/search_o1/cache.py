@@ -15,7 +15,7 @@ Each entry is committed the moment it is stored (autocommit + WAL), so a process
 midway keeps everything it recorded. Only successes are ever stored: callers never pass
 errors or failed fetches here.
 
-TTL (`cache_ttl_s`, `--cache-ttl`): in record mode an entry older than the TTL counts as
+TTL (`cache_ttl`, `--cache-ttl`): in record mode an entry older than the TTL counts as
 missing, so it is fetched again and overwritten (only when the new fetch succeeds: a
 failure leaves the old entry, unserved, in place). Replay ignores the TTL and serves
 every recorded entry whatever its age: a recording is only useful if it reproduces.
@@ -319,7 +319,7 @@ _OPEN_LOCK = threading.Lock()
 
 
 def open_cache(settings: Settings) -> Cache | None:
-    """The process-wide Cache for `settings.cache_path`, mode and `cache_ttl_s`; None
+    """The process-wide Cache for `settings.cache_path`, mode and `cache_ttl`; None
     when mode is off.
 
     Memoised by (resolved path, mode, TTL): build_search and build_documents both call
@@ -328,11 +328,11 @@ def open_cache(settings: Settings) -> Cache | None:
     if settings.cache == "off":
         return None
     path = Path(settings.cache_path).expanduser()
-    key = (str(path.resolve()), settings.cache, settings.cache_ttl_s)
+    key = (str(path.resolve()), settings.cache, settings.cache_ttl)
     with _OPEN_LOCK:
         cache = _OPEN.get(key)
         if cache is None:
-            cache = _OPEN[key] = Cache(path, settings.cache, ttl_s=settings.cache_ttl_s)
+            cache = _OPEN[key] = Cache(path, settings.cache, ttl_s=settings.cache_ttl)
         return cache
 
 

@@ -1,19 +1,46 @@
 """Settings: one flat model, filled from search-o1.toml < SEARCH_O1_* env < command-line flags.
 
-Keys are the flag names with underscores (`--max-searches` = `max_searches` =
-`SEARCH_O1_MAX_SEARCHES`), so a user learns one vocabulary for all three places.
-Secrets are never settings: `api_key_env` names the variable that holds the key.
+One name per setting: the TOML key, the environment suffix and the flag are the same word
+(`max_searches` = `SEARCH_O1_MAX_SEARCHES` = `--max-searches`), so a user learns one
+vocabulary for all three places. Secrets are never settings: `api_key_env` names the
+variable that holds the key. Units are part of the help, not of the name (seconds).
+
+HOW TO ADD A SETTING: declare one field below with `setting(default, GROUP, "help")`
+(pydantic constraints as keywords: `ge=`, `gt=`, `le=`; `factory=` for a mutable default;
+`shown=` for the default's wording in --help when the value alone would not say it).
+Nothing else: `load_settings` reads it from the file and the environment, and
+`search_o1.cli.options` turns it into the flag `--its-name` on ask/eval/serve, listed in
+that group of `--help` with its default. `bool` becomes `--x/--no-x`, a `Literal` becomes
+a choice, `list[str]` takes a comma list or a repeated flag (annotate it `NoDecode` like
+`base_url`). A new group name works as is; add it to GROUPS to place it in --help.
+
+`Settings(...)` built in code holds only what it is given plus defaults; `load_settings`
+is what reads the file and the environment (pydantic-settings sources, see
+`Settings.settings_customise_sources`).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from search_o1.errors import ConfigError
 from search_o1.types import Sampling
@@ -23,68 +50,168 @@ ENV_PREFIX = "SEARCH_O1_"
 TaskKind = Literal["qa", "multihop", "math", "choice", "code"]
 TASKS: tuple[str, ...] = ("qa", "multihop", "math", "choice", "code")
 
+# The order of the setting groups in --help; a group not listed here comes after them.
+GROUPS: tuple[str, ...] = (
+    "model",
+    "reader",
+    "search",
+    "limits",
+    "sampling",
+    "fetch",
+    "cache",
+    "scheduling",
+)
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# SEARCH_O1_* variables that are not settings but are read elsewhere on purpose; any other
+# variable with our prefix is reported as unknown (it is usually a misspelt setting).
+OTHER_ENV: frozenset[str] = frozenset({"SEARCH_O1_DATA_DIR", "SEARCH_O1_INDEX_CACHE"})
+
+
+class ConfigWarning(UserWarning):
+    """Something in the configuration is ignored (e.g. an unknown SEARCH_O1_* variable)."""
+
+
+def setting(
+    default: Any = None,
+    group: str = "other",
+    help: str = "",
+    *,
+    factory: Callable[[], Any] | None = None,
+    shown: str | None = None,
+    **constraints: Any,
+) -> Any:
+    """A Settings field: its default, its --help group and text, and pydantic constraints."""
+    extra: dict[str, Any] = {"group": group}
+    if shown is not None:
+        extra["shown"] = shown
+    if factory is not None:
+        return Field(
+            default_factory=factory, description=help, json_schema_extra=extra, **constraints
+        )
+    return Field(default, description=help, json_schema_extra=extra, **constraints)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, case_sensitive=False
+    )
 
     # --- model ---
-    backend: str = "auto"  # auto: openai when base_url is set, else embedded
-    base_url: list[str] = Field(default_factory=list)
-    model: str | None = None
-    api_key_env: str | None = None
-    api_mode: Literal["completions", "chat"] = "completions"
-    chat_template: str | None = None  # "server", a built-in name, or a .jinja file
-    context_length: int | None = None
-    timeout_s: float = 600.0
-    connect_timeout_s: float = 10.0
-    retries: int = 4
+    backend: str = setting(
+        "auto", "model", "auto (openai with --base-url, else embedded), openai, embedded, "
+        "or a plugin's name.",
+    )  # fmt: skip
+    base_url: Annotated[list[str], NoDecode] = setting(
+        group="model", factory=list, shown="none",
+        help="OpenAI-compatible server(s), e.g. http://host:8000/v1 (repeat or a,b).",
+    )  # fmt: skip
+    model: str | None = setting(None, "model", "Model name on the server.", shown="its first")
+    api_key_env: str | None = setting(None, "model", "Environment variable holding the API key.")
+    api_mode: Literal["completions", "chat"] = setting(
+        "completions", "model", "Raw /v1/completions (prefix-cache friendly) or chat."
+    )
+    chat_template: str | None = setting(
+        None, "model", "server | chatml | qwen-think | deepseek | llama3 | FILE.jinja.",
+        shown="per backend",
+    )  # fmt: skip
+    context_length: int | None = setting(
+        None, "model", "Model context window in tokens.", shown="asked from the server", gt=0
+    )
+    timeout: float = setting(600.0, "model", "Read timeout per model request, seconds.", gt=0)
+    connect_timeout: float = setting(10.0, "model", "Connect timeout, seconds.", gt=0)
+    retries: int = setting(4, "model", "Retries of a failed request.", ge=0)
     # --- reader (Reason-in-Documents) ---
-    reader: bool = True
-    reader_model: str | None = None
-    reader_base_url: str | None = None
-    reader_max_tokens: int = 2048
+    reader: bool = setting(
+        True, "reader", "Reason-in-Documents; --no-reader inserts the documents."
+    )
+    reader_model: str | None = setting(
+        None, "reader", "Model for Reason-in-Documents.", shown="--model"
+    )
+    reader_base_url: str | None = setting(
+        None, "reader", "Server for the reader model.", shown="--base-url"
+    )
+    reader_max_tokens: int = setting(2048, "reader", "Tokens the reader may write.", ge=1)
     # --- search ---
-    search: list[str] = Field(default_factory=lambda: ["bm25"])
-    corpus: str | None = None
-    search_endpoint: str | None = None
-    top_k: int = Field(10, ge=1, le=100)
-    max_doc_chars: int = Field(3000, ge=100)
+    search: Annotated[list[str], NoDecode] = setting(
+        group="search", factory=lambda: ["bm25"], shown="bm25",
+        help="Search backend(s): bm25, serper, retriever, ...; a,b fuses them.",
+    )  # fmt: skip
+    corpus: str | None = setting(None, "search", "JSONL file, folder, or built index for bm25.")
+    search_endpoint: str | None = setting(None, "search", "Endpoint URL of the search backend.")
+    top_k: int = setting(10, "search", "Documents per search.", ge=1, le=100)
+    max_doc_chars: int = setting(3000, "search", "Characters of context per document.", ge=100)
     # --- the chain ---
-    task: TaskKind = "qa"
-    max_searches: int = Field(5, ge=0)
-    max_turns: int = Field(15, ge=1)
-    max_tokens: int = Field(32768, ge=1)
-    force_search: bool | None = None  # None: on for the embedded model only
+    task: TaskKind = setting("qa", "limits", "Task kind: the instructions and answer format.")
+    max_searches: int = setting(5, "limits", "Searches per question (10 suits multi-hop).", ge=0)
+    max_turns: int = setting(15, "limits", "Generation turns per question.", ge=1)
+    max_tokens: int = setting(32768, "limits", "Budget of new tokens per question.", ge=1)
+    force_search: bool | None = setting(
+        None, "limits", "Open the chain with a query.", shown="on for the embedded model only"
+    )
     # --- sampling (the paper's defaults) ---
-    temperature: float = Field(0.7, ge=0)
-    top_p: float = Field(0.8, gt=0, le=1)
-    top_k_sampling: int = 20
-    repetition_penalty: float = 1.05
-    seed: int | None = None
-    # --- web fetch & cache (used by web backends) ---
-    fetch: bool = True
-    allow_private_hosts: bool = False
-    max_fetch_concurrency: int = Field(16, ge=1)
-    page_reader_url: str | None = None  # a Jina-Reader-style service: GET {url}/{page}
-    respect_robots: bool = False
-    cache: Literal["record", "replay", "off"] = "record"
-    cache_path: str = ".search-o1/cache.sqlite"
-    cache_ttl_s: float | None = Field(None, gt=0)
+    temperature: float = setting(0.7, "sampling", "Sampling temperature.", ge=0)
+    top_p: float = setting(0.8, "sampling", "Nucleus sampling.", gt=0, le=1)
+    top_k_sampling: int = setting(20, "sampling", "Top-k sampling (not --top-k documents).")
+    repetition_penalty: float = setting(1.05, "sampling", "Repetition penalty.")
+    seed: int | None = setting(None, "sampling", "Sampling seed, where the server supports it.")
+    # --- web fetch (used by web backends) ---
+    fetch: bool = setting(True, "fetch", "Fetch result pages; --no-fetch uses snippets only.")
+    allow_private_hosts: bool = setting(
+        False, "fetch", "Allow fetching pages on private/loopback addresses."
+    )
+    max_fetch_concurrency: int = setting(16, "fetch", "Pages fetched at once.", ge=1)
+    page_service: str | None = setting(
+        None, "fetch", "Read pages through a page service (Jina Reader style): GET URL/<page>."
+    )
+    respect_robots: bool = setting(
+        False, "fetch", "Skip pages that robots.txt disallows for our user agent."
+    )
+    # --- cache ---
+    cache: Literal["record", "replay", "off"] = setting(
+        "record", "cache", "Search/page cache: record, replay (cache only) or off."
+    )
+    cache_path: str = setting(".search-o1/cache.sqlite", "cache", "Cache file (SQLite).")
+    cache_ttl: float | None = setting(
+        None, "cache", "Entries older than this many seconds count as missing.",
+        shown="never expire", gt=0,
+    )  # fmt: skip
     # --- scheduling ---
-    schedule: Literal["async", "rounds"] = "async"
-    concurrency: int = Field(16, ge=1)  # questions in flight
-    # Model requests in flight across all questions: vLLM's default max_num_seqs (more
-    # only queue inside the server).
-    max_llm_inflight: int = Field(256, ge=1)
-    # Searches in flight: search APIs rate-limit, and local indexes gain nothing past this.
-    max_search_inflight: int = Field(64, ge=1)
+    schedule: Literal["async", "rounds"] = setting(
+        "async", "scheduling", "async: each question moves on at once; rounds: the paper's "
+        "lock-step batches.",
+    )  # fmt: skip
+    concurrency: int = setting(16, "scheduling", "Questions in flight.", ge=1)
+    # vLLM's default max_num_seqs: more only queue inside the server.
+    max_llm_inflight: int = setting(256, "scheduling", "Model requests in flight.", ge=1)
+    # Search APIs rate-limit, and local indexes gain nothing past this.
+    max_search_inflight: int = setting(64, "scheduling", "Searches in flight.", ge=1)
 
     @field_validator("base_url", "search", mode="before")
     @classmethod
     def _split_list(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            return [p.strip() for p in v.split(",") if p.strip()]
+        items = [v] if isinstance(v, str) else v
+        if isinstance(items, list | tuple):
+            return [p.strip() for item in items for p in str(item).split(",") if p.strip()]
         return v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Highest first: flags (init values) > environment > file; in code, only init."""
+        inputs = _LOADING.get()
+        if inputs is None:
+            return (init_settings,)
+        return (
+            init_settings,
+            _EnvSource(settings_cls, inputs.environ),
+            InitSettingsSource(settings_cls, inputs.file_values),
+        )
 
     @property
     def sampling(self) -> Sampling:
@@ -107,30 +234,73 @@ class Settings(BaseModel):
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
 
-def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Inputs:
+    environ: Mapping[str, str]
+    file_values: dict[str, Any]
+
+
+# What `load_settings` hands to the sources for one construction (a ContextVar because
+# pydantic-settings builds sources in a classmethod, with no per-call argument).
+_LOADING: ContextVar[_Inputs | None] = ContextVar("search_o1_settings_inputs", default=None)
+
+
+class _EnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping (tests pass their own)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    # The hook pydantic-settings' own .env source overrides to read from elsewhere.
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._environ.items()}
+
+
+def _did_you_mean(name: str) -> str:
+    close = difflib.get_close_matches(name, list(Settings.model_fields), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_env(environ: Mapping[str, str]) -> list[str]:
+    """Lines for SEARCH_O1_* variables that name no setting.
+
+    >>> unknown_env({"SEARCH_O1_TIMEOUT_S": "5", "SEARCH_O1_TOP_K": "3", "HOME": "/"})
+    ["unknown environment variable SEARCH_O1_TIMEOUT_S, ignored (did you mean 'timeout'?)"]
+    """
     fields = Settings.model_fields
-    out: dict[str, Any] = {}
-    for key, value in environ.items():
-        if key.startswith(ENV_PREFIX):
-            name = key[len(ENV_PREFIX) :].lower()
-            if name in fields:
-                out[name] = value
+    out = []
+    for key in sorted(environ):
+        upper = key.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in OTHER_ENV:
+            continue
+        name = upper[len(ENV_PREFIX) :].lower()
+        if name not in fields:
+            out.append(f"unknown environment variable {key}, ignored{_did_you_mean(name)}")
     return out
 
 
 def _file_values(path: Path | None) -> dict[str, Any]:
     if path is None:
         path = Path(CONFIG_FILE)
-        if not path.exists():
+        if not path.is_file():
             return {}
+    if path.is_dir():
+        raise ConfigError(f"config file {path} is a folder; pass a .toml file")
     try:
         with path.open("rb") as f:
             data = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    return {k.replace("-", "_"): v for k, v in data.items()}
+    except OSError as e:
+        raise ConfigError(f"config file {path}: {e.strerror or e}") from None
+    values = {k.replace("-", "_"): v for k, v in data.items()}
+    for key in values:
+        if key not in Settings.model_fields:
+            raise ConfigError(f"{path}: unknown setting {key!r}{_did_you_mean(key)}")
+    return values
 
 
 def load_settings(
@@ -139,15 +309,28 @@ def load_settings(
     config_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Merge file < environment < flags (flags with value None are 'not given')."""
-    values = _file_values(config_file)
-    values.update(_env_values(os.environ if environ is None else environ))
-    values.update({k: v for k, v in (flags or {}).items() if v is not None})
+    """Merge file < environment < flags (flags with value None are 'not given').
+
+    An unknown SEARCH_O1_* variable is reported as a ConfigWarning (one line each).
+    """
+    env = os.environ if environ is None else environ
+    for line in unknown_env(env):
+        warnings.warn(line, ConfigWarning, stacklevel=2)
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    token = _LOADING.set(_Inputs(environ=env, file_values=_file_values(config_file)))
     try:
-        return Settings(**values)
+        return Settings(**given)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        if first["type"] == "extra_forbidden":
-            raise ConfigError(f"unknown setting {where!r}") from None
-        raise ConfigError(f"setting {where}: {first['msg']}") from None
+        raise ConfigError(_one_line(e)) from None
+    except SettingsError as e:
+        raise ConfigError(f"settings: {e}") from None
+    finally:
+        _LOADING.reset(token)
+
+
+def _one_line(e: ValidationError) -> str:
+    first = e.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return f"unknown setting {where!r}{_did_you_mean(where)}"
+    return f"setting {where}: {first['msg']}"

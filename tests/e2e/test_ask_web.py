@@ -123,10 +123,10 @@ def test_ask_over_provider_then_replay(
 
 
 def test_ask_through_a_page_reader(model: FakeOpenAIServer, tmp_path: Path) -> None:
-    """--page-reader, --respect-robots and --cache-ttl reach the fetcher and the cache."""
+    """--page-service, --respect-robots and --cache-ttl reach the fetcher and the cache."""
     site = _site("serper")
     with web_server({"*": page_reader(preamble=False)}) as reader:
-        flags = ["--page-reader", reader.base, "--respect-robots", "--cache-ttl", "3600"]
+        flags = ["--page-service", reader.base, "--respect-robots", "--cache-ttl", "3600"]
         args = [*_args(model, site.url("/search"), "serper", tmp_path / "c.sqlite"), *flags]
         out = CliRunner().invoke(cli, args)
         site.stop()

@@ -169,7 +169,7 @@ async def test_ttl_refetches_in_record_and_still_replays(
     _age_entries(tmp_path / "cache.sqlite", 3600)
 
     def with_ttl(settings: Settings, ttl_s: float) -> Settings:
-        return settings.model_copy(update={"cache_ttl_s": ttl_s})
+        return settings.model_copy(update={"cache_ttl": ttl_s})
 
     seen = len(serper_site.requests)
     assert await _run(with_ttl(_settings(tmp_path, serper_site), 7200)) == recorded

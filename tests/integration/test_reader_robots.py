@@ -173,7 +173,7 @@ async def test_reader_pages_are_cached_by_reader_and_failures_are_not(
     tmp_path: Path, site: WebServer, reader: WebServer
 ) -> None:
     hits = [_hit(site.url("/article")), _hit(site.url("/missing"))]
-    via_reader = _settings(tmp_path, page_reader_url=reader.base)
+    via_reader = _settings(tmp_path, page_service=reader.base)
     for _ in range(2):
         statuses = await _statuses(via_reader, hits)
         assert statuses == ["ok", "failed: page reader: HTTP 422"]
@@ -181,7 +181,7 @@ async def test_reader_pages_are_cached_by_reader_and_failures_are_not(
     assert paths.count("/" + site.url("/article")) == 1  # the second run read the cache
     assert paths.count("/" + site.url("/missing")) == 2  # a failure is never cached
     # Another reader, or none, extracts differently: neither reuses that entry.
-    other = _settings(tmp_path, page_reader_url=reader.base + "/v2")
+    other = _settings(tmp_path, page_service=reader.base + "/v2")
     assert await _statuses(other, hits[:1]) == ["failed: page reader: HTTP 422"]
     assert await _statuses(_settings(tmp_path), hits[:1]) == ["ok"]
     assert site.hits("/article") == 2  # the reader's read, then our own direct fetch

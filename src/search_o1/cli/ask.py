@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from search_o1.cli.options import backend_options, settings_from_flags
+from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.methods import METHODS, get_method
@@ -32,24 +32,20 @@ from search_o1.types import (
 DEMO_QUESTION_HINT = "embedded SmolLM2-135M + offline Wikipedia summaries"
 
 
-@click.command("ask")
+@click.command("ask", cls=GroupedCommand)
 @click.argument("question")
-@backend_options
-@click.option(
+@option(
     "--method",
     type=click.Choice(list(METHODS)),
     default="search-o1",
-    show_default=True,
     help="search-o1, or one of the paper's baselines.",
 )
-@click.option(
-    "--schedule",
-    type=click.Choice(["async", "rounds"]),
-    help="Accepted for symmetry with eval: with one question both schedules are the same.",
+@option("--demo", is_flag=True, help=f"Use the demo setup ({DEMO_QUESTION_HINT}).")
+@option("--json", "as_json", is_flag=True, group="output", help="Print one JSON object only.")
+@option(
+    "--trace-out", type=click.Path(path_type=Path), group="output", help="Write the trace here."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object, nothing else.")
-@click.option("--trace-out", type=click.Path(path_type=Path), help="Write the full trace here.")
-@click.option("--demo", is_flag=True, help=f"Use the demo setup ({DEMO_QUESTION_HINT}).")
+@setting_options
 def command(
     question: str,
     method: str,

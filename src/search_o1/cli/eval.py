@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from search_o1.cli.options import backend_options, settings_from_flags
+from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
 from search_o1.config import Settings
 from search_o1.errors import BackendError
 from search_o1.eval.datasets import (
@@ -44,36 +44,31 @@ def _known_table() -> str:
     return "\n".join(lines)
 
 
-@click.command("eval", epilog=_known_table())
-@click.option(
-    "--dataset", required=True, help="A known name (gpqa, math500, hotpotqa, ...) or a file."
-)
-@click.option("--method", type=click.Choice(list(METHODS)), default="search-o1", show_default=True)
-@click.option("--split", help="gpqa: diamond|main|extended; QA sets: test|paper|native.")
-@click.option("--limit", type=int, help="Only the first N items.")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Run directory.")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), envvar=DATA_DIR_ENV,
-    help=f"Where known datasets live (default ./data, env {DATA_DIR_ENV}).",
+@click.command("eval", cls=GroupedCommand, epilog=_known_table())
+@option(
+    "--dataset", required=True, group="run",
+    help="A known name (gpqa, math500, hotpotqa, ...) or a file.",
 )  # fmt: skip
-@click.option("--fields", help="Field mapping for other files: question=q,answer=a,id=qid.")
-@click.option("--concurrency", type=int, help="Questions in flight at once (default 16).")
-@click.option(
-    "--schedule", type=click.Choice(["async", "rounds"]),
-    help="async (default): each question moves on at once; rounds: the paper's lock-step batches.",
+@option("--method", type=click.Choice(list(METHODS)), default="search-o1", group="run")
+@option("--split", group="run", help="gpqa: diamond|main|extended; QA sets: test|paper|native.")
+@option("--limit", type=int, group="run", help="Only the first N items.")
+@option(
+    "--data-dir", type=click.Path(path_type=Path), envvar=DATA_DIR_ENV, group="run",
+    help=f"Where known datasets live (env {DATA_DIR_ENV}).", show_default="./data",
 )  # fmt: skip
-@click.option("--max-llm-inflight", type=int, help="Model requests in flight (default 256).")
-@click.option("--max-search-inflight", type=int, help="Searches in flight (default 64).")
-@click.option(
-    "--backoff", type=click.Path(path_type=Path, exists=True, file_okay=False),
+@option("--fields", group="run", help="Field mapping for other files: question=q,answer=a,id=qid.")
+@option(
+    "--backoff", type=click.Path(path_type=Path, exists=True, file_okay=False), group="run",
     help="A direct run of the same dataset: invalid answers take its answer (own column).",
 )  # fmt: skip
-@click.option(
-    "--sandbox-timeout", type=float, default=6.0, show_default=True, help="Seconds per code test."
-)
-@click.option("--sandbox-memory-mb", type=int, default=2048, show_default=True)
-@click.option("--progress/--no-progress", default=True, help="Show the progress bar.")
-@backend_options
+@option("--sandbox-timeout", type=float, default=6.0, group="run", help="Seconds per code test.")
+@option("--sandbox-memory-mb", type=int, default=2048, group="run", help="Memory per code test.")
+@option(
+    "--out", "out", required=True, type=click.Path(path_type=Path), group="output",
+    help="Run directory (rerun into it to resume).",
+)  # fmt: skip
+@option("--progress/--no-progress", default=True, group="output", help="Show the progress bar.")
+@setting_options
 def command(
     dataset: str,
     method: str,

@@ -1,132 +1,144 @@
-"""Backend flags shared by `ask`, `eval` and `serve`, and their merge into Settings.
+"""Flags derived from the Settings fields, grouped --help, and the merge into Settings.
 
-Every flag defaults to None ("not given") so search-o1.toml and SEARCH_O1_* values show
-through; the option's `dest` is the Settings field name.
+Each Settings field becomes one flag, `--field-name` (see the top of config.py): its
+description is the help, its default is shown, its group places it in --help. Every
+derived flag defaults to None ("not given") so search-o1.toml and SEARCH_O1_* values show
+through; the option's `dest` is the field name.
 """
 
 from __future__ import annotations
 
+import types
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import click
+from pydantic.fields import FieldInfo
 
-from search_o1.config import TASKS, Settings, load_settings
+from search_o1.config import GROUPS, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_OPTIONS: list[Callable[[Any], Any]] = [
-    click.option(
-        "--config",
-        "config_file",
-        type=click.Path(path_type=Path),
-        help="Settings file (default: ./search-o1.toml if present).",
-    ),
-    # model
-    click.option(
-        "--backend",
-        help="Model backend: auto (openai with --base-url, else embedded), openai, embedded, "
-        "or a plugin's name.",
-    ),
-    click.option(
-        "--base-url",
-        multiple=True,
-        help="OpenAI-compatible server, e.g. http://host:8000/v1 (repeatable).",
-    ),
-    click.option("--model", help="Model name on the server (default: its first model)."),
-    click.option("--api-key-env", help="Environment variable holding the API key."),
-    click.option(
-        "--api-mode",
-        type=click.Choice(["completions", "chat"]),
-        help="Raw /v1/completions (default, prefix-cache friendly) or chat.",
-    ),
-    click.option(
-        "--chat-template", help="server | chatml | qwen-think | deepseek | llama3 | FILE.jinja"
-    ),
-    click.option("--context-length", type=int, help="Model context window in tokens."),
-    click.option("--timeout", "timeout_s", type=float, help="Read timeout per request (s)."),
-    # reader
-    click.option("--reader-model", help="Model for Reason-in-Documents (default: --model)."),
-    click.option("--reader-base-url", help="Server for the reader model."),
-    click.option(
-        "--reader/--no-reader",
-        "reader",
-        default=None,
-        help="--no-reader inserts the documents themselves.",
-    ),
-    # search
-    click.option("--search", help="Search backend(s): bm25, serper, ...; a,b fuses them."),
-    click.option("--corpus", help="JSONL file, folder, or built index for bm25."),
-    click.option("--search-endpoint", help="Endpoint URL of the search backend."),
-    click.option("--top-k", type=int, help="Documents per search (default 10)."),
-    click.option("--max-doc-chars", type=int, help="Characters of context per document."),
-    click.option(
-        "--fetch/--no-fetch",
-        "fetch",
-        default=None,
-        help="Fetch result pages (default) or use snippets only.",
-    ),
-    click.option(
-        "--allow-private-hosts",
-        is_flag=True,
-        default=None,
-        help="Allow fetching pages on private/loopback addresses.",
-    ),
-    click.option("--max-fetch-concurrency", type=int, help="Pages fetched at once."),
-    click.option(
-        "--cache",
-        type=click.Choice(["record", "replay", "off"]),
-        help="Search/page cache mode (default record).",
-    ),
-    click.option("--cache-path", help="Cache file (SQLite)."),
-    click.option(
-        "--cache-ttl",
-        "cache_ttl_s",
-        type=float,
-        help="Treat cache entries older than this many seconds as missing.",
-    ),
-    click.option(
-        "--page-reader",
-        "page_reader_url",
-        help="Read pages through a reader service: GET URL/<page url>.",
-    ),
-    click.option(
-        "--respect-robots",
-        is_flag=True,
-        default=None,
-        help="Skip pages that robots.txt disallows for our user agent.",
-    ),
-    # chain
-    click.option("--task", type=click.Choice(TASKS), help="Task kind (default qa)."),
-    click.option("--max-searches", type=int, help="Searches per question (default 5)."),
-    click.option("--max-turns", type=int, help="Generation turns per question (default 15)."),
-    click.option("--max-tokens", type=int, help="Budget of new tokens per question."),
-    click.option(
-        "--force-search/--no-force-search",
-        "force_search",
-        default=None,
-        help="Open the chain with a query (default: on for the embedded model).",
-    ),
-    # sampling
-    click.option("--temperature", type=float, help="Default 0.7."),
-    click.option("--top-p", type=float, help="Default 0.8."),
-    click.option("--top-k-sampling", type=int, help="Default 20."),
-    click.option("--repetition-penalty", type=float, help="Default 1.05."),
-    click.option("--seed", type=int, help="Sampling seed, where the server supports it."),
-]
+# Section titles of --help; a command's own options without a group come first.
+_TITLES = {
+    "general": "Options",
+    "run": "Run",
+    "output": "Output",
+    "server": "Server",
+    "model": "Model",
+    "reader": "Reader (Reason-in-Documents)",
+    "search": "Search",
+    "limits": "Limits",
+    "sampling": "Sampling",
+    "fetch": "Web fetch",
+    "cache": "Cache",
+    "scheduling": "Scheduling",
+}
+_COMMAND_GROUPS = ("general", "run", "output", "server")
 
 
-def backend_options(func: F) -> F:
-    """Add every backend flag to a click command."""
-    for option in reversed(_OPTIONS):
-        func = option(func)
+class GroupedOption(click.Option):
+    """A click option that knows which --help section it belongs to."""
+
+    def __init__(self, *args: Any, group: str = "general", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+
+class GroupedCommand(click.Command):
+    """A command whose --help lists options by section (as vLLM does), defaults shown."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("context_settings", {}).setdefault("show_default", True)
+        super().__init__(*args, **kwargs)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+            if record is not None:
+                sections.setdefault(getattr(param, "group", "general"), []).append(record)
+        order = [*_COMMAND_GROUPS, *GROUPS]
+        for name in sorted(sections, key=lambda g: order.index(g) if g in order else len(order)):
+            with formatter.section(_TITLES.get(name, name.capitalize())):
+                formatter.write_dl(sections[name])
+
+
+def option(*decls: str, group: str = "general", **kwargs: Any) -> Callable[[F], F]:
+    """`click.option` placed in a --help section."""
+    return click.option(*decls, cls=GroupedOption, group=group, **kwargs)
+
+
+def _base_type(annotation: Any) -> Any:
+    """The annotation without `| None`."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else str
+    return annotation
+
+
+def _shown_default(field: FieldInfo) -> str:
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    if "shown" in extra:
+        return str(extra["shown"])
+    value = field.get_default(call_default_factory=True)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "none"
+    return "none" if value is None else str(value)
+
+
+def _setting_option(name: str, field: FieldInfo) -> Callable[[F], F]:
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    group = str(extra.get("group", "other"))
+    flag = "--" + name.replace("_", "-")
+    help_text = f"{field.description or ''}  [default: {_shown_default(field)}]".strip()
+    kind = _base_type(field.annotation)
+    kw: dict[str, Any] = {"default": None, "show_default": False, "help": help_text}
+    if kind is bool:
+        return option(f"{flag}/--no-{flag[2:]}", name, group=group, **kw)
+    if get_origin(kind) is Literal:
+        kw["type"] = click.Choice([str(a) for a in get_args(kind)])
+    elif get_origin(kind) is list:
+        kw.update(multiple=True, default=())
+    elif kind in (int, float):
+        kw["type"] = kind
+    return option(flag, name, group=group, **kw)
+
+
+def setting_options(func: F) -> F:
+    """Add `--config` and one flag per Settings field to a click command."""
+    decorators = [
+        option(
+            "--config",
+            "config_file",
+            type=click.Path(path_type=Path),
+            help="Settings file.",
+            show_default="./search-o1.toml if present",
+        ),
+        *(_setting_option(n, f) for n, f in Settings.model_fields.items()),
+    ]
+    for decorate in reversed(decorators):
+        func = decorate(func)
     return func
 
 
+# The old name: commands and plugins decorated with it keep working.
+backend_options = setting_options
+
+
 def settings_from_flags(config_file: Path | None, flags: dict[str, Any]) -> Settings:
-    """Settings from file < env < the given flags (None and empty tuples = not given)."""
+    """Settings from file < env < the given flags (None and empty tuples = not given).
+
+    An unknown SEARCH_O1_* variable prints one warning line on stderr.
+    """
     given = {k: v for k, v in flags.items() if v is not None and v != ()}
-    if "base_url" in given:
-        given["base_url"] = list(given["base_url"])
-    return load_settings(given, config_file=config_file)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        settings = load_settings(given, config_file=config_file)
+    for w in caught:
+        click.echo(f"warning: {w.message}", err=True)
+    return settings

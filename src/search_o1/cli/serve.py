@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from search_o1.cli.options import backend_options, settings_from_flags
+from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
 from search_o1.errors import ConfigError, MissingExtraError
 
 GRACEFUL_SHUTDOWN_S = 30  # in-flight runs get this long to finish on Ctrl-C / SIGTERM
@@ -55,25 +55,23 @@ def _auth_key(env_name: str | None) -> str | None:
     return key
 
 
-@click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", default=8000, show_default=True, type=int, help="Port to bind.")
-@click.option(
-    "--auth-key-env",
-    metavar="NAME",
+@click.command("serve", cls=GroupedCommand)
+@option("--host", default="127.0.0.1", group="server", help="Address to bind.")
+@option("--port", default=8000, type=int, group="server", help="Port to bind.")
+@option(
+    "--auth-key-env", metavar="NAME", group="server",
     help="Environment variable holding the bearer key clients must send "
     "(--api-key-env is the model server's key).",
-)
-@click.option("--insecure", is_flag=True, help="Allow a non-loopback --host without a key.")
-@click.option(
-    "--max-concurrency", type=int, help="Questions run at once (default: the concurrency setting)."
-)
-@click.option(
-    "--max-queue", type=int, default=16, show_default=True, help="Requests waiting; more get 429."
-)
-@click.option("--model-name", default="search-o1", show_default=True, help="Name in /v1/models.")
-@click.option("--demo", is_flag=True, help="Use the demo setup (embedded model, demo corpus).")
-@backend_options
+)  # fmt: skip
+@option("--insecure", is_flag=True, group="server", help="Allow a non-loopback --host, no key.")
+@option(
+    "--max-concurrency", type=int, group="server", show_default="--concurrency",
+    help="Questions run at once.",
+)  # fmt: skip
+@option("--max-queue", type=int, default=16, group="server", help="Requests waiting; more: 429.")
+@option("--model-name", default="search-o1", group="server", help="Name in /v1/models.")
+@option("--demo", is_flag=True, help="Use the demo setup (embedded model, demo corpus).")
+@setting_options
 def command(
     host: str,
     port: int,

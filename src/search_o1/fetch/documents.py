@@ -110,14 +110,14 @@ class WebDocuments:
 def build_documents(settings: Settings) -> WebDocuments:
     """The document step for a run: fetching per `settings.fetch`, the shared cache,
     `max_fetch_concurrency`, `allow_private_hosts`, `respect_robots`, `max_doc_chars`;
-    `page_reader_url` (Jina Reader style) routes every fetch through that service.
+    `page_service` (Jina Reader style) routes every fetch through that service.
     """
     fetcher = None
     if settings.fetch:
         config = FetchConfig(
-            connect_timeout_s=settings.connect_timeout_s,
+            connect_timeout_s=settings.connect_timeout,
             max_concurrency=settings.max_fetch_concurrency,
-            reader_url=settings.page_reader_url,
+            reader_url=settings.page_service,
             respect_robots=settings.respect_robots,
         )
         fetcher = PageFetcher(config, HostPolicy(allow_private=settings.allow_private_hosts))

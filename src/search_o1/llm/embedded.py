@@ -156,7 +156,7 @@ class EmbeddedLLM:
         # uniform call shape.
         return cls(
             context=min(settings.context_length or CONTEXT, CONTEXT),
-            timeout_s=settings.timeout_s,
+            timeout_s=settings.timeout,
             retries=min(settings.retries, 2),
         )
 

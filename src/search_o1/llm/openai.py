@@ -156,8 +156,8 @@ class OpenAILLM:
             api_mode=settings.api_mode,
             chat_template=settings.chat_template,
             context_length=settings.context_length,
-            timeout_s=settings.timeout_s,
-            connect_timeout_s=settings.connect_timeout_s,
+            timeout_s=settings.timeout,
+            connect_timeout_s=settings.connect_timeout,
             retries=settings.retries,
             max_connections=settings.max_llm_inflight,
         )

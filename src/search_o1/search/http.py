@@ -111,8 +111,8 @@ class HTTPSearch:
     def from_settings(cls, settings: Settings) -> Self:
         return cls(
             endpoint=settings.search_endpoint,
-            connect_timeout_s=settings.connect_timeout_s,
-            timeout_s=min(settings.timeout_s, SEARCH_TIMEOUT_S),
+            connect_timeout_s=settings.connect_timeout,
+            timeout_s=min(settings.timeout, SEARCH_TIMEOUT_S),
             retries=settings.retries,
         )
 
