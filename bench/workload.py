@@ -3,7 +3,7 @@
 A chain is identified by its instruction message; from a hash of it and the seed the
 simulator decides how many searches the chain makes (0-6) and how long each reasoning
 segment is (log-normal: hundreds of tokens typically, tens of thousands in the tail).
-One token is four characters throughout the simulation.
+One token is `search_o1.tokens.CHARS_PER_TOKEN` characters throughout the simulation.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import math
 import random
 from dataclasses import dataclass
 
+from search_o1.tokens import CHARS_PER_TOKEN
+
 BEGIN_QUERY = "<|begin_search_query|>"
 END_QUERY = "<|end_search_query|>"
 FINAL_INFORMATION = "**Final Information**"
-CHARS_PER_TOKEN = 4
 # Searches per chain, 0..6: most chains search two or three times.
 _SEARCH_WEIGHTS = (0.10, 0.20, 0.24, 0.20, 0.12, 0.08, 0.06)
 _WORDS = (

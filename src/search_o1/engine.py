@@ -31,6 +31,7 @@ from search_o1.engine_options import EngineOptions
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.methods import Method, Opening, get_method
+from search_o1.queries import not_searched, plausible_forced_query, shown_queries
 from search_o1.reader import Reader, format_documents, format_hits
 from search_o1.search.base import DocumentSource, Search
 from search_o1.search.local import LocalDocuments
@@ -59,6 +60,8 @@ _Mode = Literal["raw", "documents", "reader"]
 # "rounds" schedule holds a chain at a barrier there; resource limits hold a slot.
 Phase = Literal["generate", "search", "read"]
 PhaseGate = Callable[[Phase], AbstractAsyncContextManager[None]]
+# Tokens for a forced one-line query (the grammar allows 120 characters).
+FORCED_QUERY_TOKENS = 48
 _FORCED_QUERY_GRAMMAR = "root ::= [^\\n<>|]{3,120}"
 
 
@@ -79,6 +82,7 @@ class _Chain:
     known_tokens: int = 0  # tokens of the prompt as of the last server report
     unreported_chars: int = 0  # text appended since then
     capped_by_context: bool = False  # the last call's max_tokens was cut to fit the window
+    shown_queries: frozenset[str] = frozenset()  # example queries in the instruction
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -150,6 +154,7 @@ class Engine:
         chain = _Chain(Trace(question, spec.name), Prompt(()), task, spec, on_event, gate)
         try:
             chain.prompt = await self._opening(question, chain)
+            chain.shown_queries = shown_queries(chain.prompt)
             chain.unreported_chars = sum(len(m.content) for m in chain.prompt.messages)
             await self._loop(chain)
         except ContextOverflowError as e:
@@ -162,8 +167,8 @@ class Engine:
         return chain.trace
 
     async def _loop(self, chain: _Chain) -> None:
-        if self._force_search(chain):
-            await self._forced_query(chain)
+        if self._force_search(chain) and not await self._forced_query(chain):
+            return
         for turn in range(len(chain.trace.steps), self.options.limits.max_turns):
             budget = await self._token_budget(chain)
             if budget is None:
@@ -197,7 +202,9 @@ class Engine:
     async def _handle_stop(self, chain: _Chain, completion: Completion) -> SearchRecord | None:
         """Act on the stop string that ended a generation; None means the chain is done."""
         stops = chain.method.stops
-        if mk.END_QUERY in stops and _open_marker(completion, mk.BEGIN_QUERY, mk.END_QUERY):
+        # A server that neither returns nor reports its stop string leaves a query open.
+        unreported = completion.stop is None and completion.finish == "stop"
+        if mk.END_QUERY in stops and unreported and mk.left_open(completion.text):
             completion = dataclasses.replace(completion, stop=mk.END_QUERY)
         if completion.stop == mk.END_QUERY:
             chain.append(mk.END_QUERY)
@@ -277,56 +284,54 @@ class Engine:
         return format_documents(record.documents) if record.documents else "(none found)"
 
     def _force_search(self, chain: _Chain) -> bool:
-        return self.options.force_search and chain.method.forceable
+        allowed = self.options.limits.max_searches > 0  # --max-searches 0: no search at all
+        return self.options.force_search and chain.method.forceable and allowed
 
-    async def _forced_query(self, chain: _Chain) -> None:
-        """Open the chain with a one-line query (for models too small to write one)."""
+    async def _forced_query(self, chain: _Chain) -> bool:
+        """Open the chain with a one-line query (for models too small to write one).
+
+        False when the token budget left nothing to generate (the chain is finished).
+        """
+        budget = await self._token_budget(chain)
+        if budget is None:
+            return False
         chain.append(mk.BEGIN_QUERY)
         async with chain.phase("generate"):
             completion = await self.llm.complete(
                 CompletionRequest(
                     chain.prompt,
                     stop=[mk.END_QUERY, "\n"],
-                    max_tokens=48,
+                    max_tokens=min(FORCED_QUERY_TOKENS, budget),
                     sampling=self.options.sampling,
                     grammar=_FORCED_QUERY_GRAMMAR,
                 ),
                 on_text=lambda text: chain.emit(TextDelta(text)),
             )
         chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
-        # A blank forced query falls back to the question itself.
-        query = " ".join(completion.text.split()) or " ".join(chain.trace.question.split())
-        chain.append(query, generated=bool(completion.text.strip()))
+        written = " ".join(completion.text.split())
+        question = chain.trace.question
+        # Not a plausible query (blank, a made-up statement, a placeholder, off topic):
+        # search for the question itself. The model's own words stay in the step's
+        # completion, so the trace shows what was replaced.
+        ok = plausible_forced_query(written, question, chain.shown_queries)
+        query = written if ok else " ".join(question.split())
+        chain.append(query, generated=ok)
         chain.append(mk.END_QUERY)
         record = await self._answer_query(chain, query)
         text = mk.BEGIN_QUERY + query + mk.END_QUERY
         chain.trace.steps.append(Step(0, text, completion, record))
+        return True
 
     # ------------------------------------------------------------------ queries
 
     async def _answer_query(self, chain: _Chain, query: str) -> SearchRecord:
         chain.emit(SearchStarted(query))
-        if not query:
-            record = SearchRecord(
-                query,
-                "empty",
-                inserted=mk.result_block(
-                    "The search query was empty. Write the query between the query markers, "
-                    "or continue without searching."
-                ),
-            )
-        elif query in chain.results:
-            record = SearchRecord(query, "repeated", inserted=chain.results[query])
-        elif chain.searches >= self.options.limits.max_searches:
-            record = SearchRecord(
-                query,
-                "limit",
-                inserted=mk.result_block(
-                    "The search limit has been reached. You may not search any more; "
-                    "continue with what you know."
-                ),
-            )
-        else:
+        record = not_searched(
+            query, context=f"{chain.trace.question}\n{chain.prompt.continuation}",
+            shown=chain.shown_queries,
+            earlier=chain.results, searches_left=self.options.limits.max_searches - chain.searches,
+        )  # fmt: skip
+        if record is None:
             chain.searches += 1
             record = await self._search(chain, query, mode=self._answer_mode(chain))
             if record.outcome == "searched":
@@ -379,35 +384,18 @@ class Engine:
         """rag-agent: the model asked for a page it saw in an earlier result."""
         chain.emit(SearchStarted(url))
         hit = chain.seen_hits.get(url)
-        if hit is None or chain.url_fetches >= self.options.limits.max_url_fetches:
-            why = (
-                "that URL was not in any search result"
-                if hit is None
-                else "the page-reading limit has been reached"
-            )
-            record = SearchRecord(
-                url, "failed", error=why, inserted=mk.page_block(f"Cannot read the page: {why}.")
-            )
+        why = "that URL was not in any search result" if hit is None else None
+        if chain.url_fetches >= self.options.limits.max_url_fetches:
+            why = why or "the page-reading limit has been reached"
+        if hit is None or why is not None:
+            page = mk.page_block(f"Cannot read the page: {why}.")
+            record = SearchRecord(url, "failed", error=why, inserted=page)
         else:
             chain.url_fetches += 1
             async with chain.phase("search"):
-                docs = await self.documents.read(url, [hit])
-            text = docs[0].text if docs else ""
-            record = SearchRecord(
-                url,
-                "searched",
-                hits=(hit,),
-                documents=tuple(docs),
-                inserted=mk.page_block(mk.neutralise(text)),
-            )
+                docs = tuple(await self.documents.read(url, [hit]))
+            page = mk.page_block(mk.neutralise(docs[0].text if docs else ""))
+            record = SearchRecord(url, "searched", hits=(hit,), documents=docs, inserted=page)
         chain.append(record.inserted)
         chain.emit(SearchFinished(record))
         return record
-
-
-def _open_marker(completion: Completion, begin: str, end: str) -> bool:
-    """A server that neither returns nor reports its stop string leaves a query open."""
-    if completion.stop is not None or completion.finish != "stop":
-        return False
-    text = completion.text
-    return text.rfind(begin) > text.rfind(end) and bool(text[text.rfind(begin) + len(begin) :])

@@ -62,6 +62,16 @@ def last_between(text: str, begin: str, end: str) -> str | None:
     return (rest if stop < 0 else rest[:stop]).strip()
 
 
+def left_open(text: str, begin: str = BEGIN_QUERY, end: str = END_QUERY) -> bool:
+    """Whether `text` ends inside a non-empty `begin ...` span that `end` never closed.
+
+    >>> left_open("a <|begin_search_query|>q"), left_open("<|begin_search_query|>")
+    (True, False)
+    """
+    start = text.rfind(begin)
+    return start > text.rfind(end) and bool(text[start + len(begin) :])
+
+
 def result_block(content: str) -> str:
     """Wrap refined facts (already neutralised) the way the paper inserts them."""
     return f"\n\n{BEGIN_RESULT}\n{content.strip()}\n{END_RESULT}\n\n"

@@ -132,11 +132,13 @@ class SearchRecord:
     """One query the model wrote and how the system answered it.
 
     `outcome`: "searched", "repeated" (answered from the earlier result), "limit"
-    (the search limit was reached), "empty" (the query was blank) or "failed".
+    (the search limit was reached), "empty" (the query was blank), "placeholder" (a
+    query copied from the instructions, not searched; see `search_o1.queries`) or
+    "failed".
     """
 
     query: str
-    outcome: Literal["searched", "repeated", "limit", "empty", "failed"]
+    outcome: Literal["searched", "repeated", "limit", "empty", "placeholder", "failed"]
     hits: tuple[Hit, ...] = ()
     documents: tuple[Document, ...] = ()
     reader: ReaderResult | None = None

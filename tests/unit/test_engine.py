@@ -286,9 +286,7 @@ async def test_reader_failure_is_a_failed_search_and_the_chain_goes_on() -> None
     assert trace.finish_reason is FinishReason.ANSWERED and trace.answer == "Jeunet"
 
 
-async def test_fetch_outcomes_are_counted_in_the_trace_and_the_run_summary() -> None:
-    from search_o1.eval.report import render_summary
-    from search_o1.eval.scoring import aggregate
+async def test_fetch_outcomes_are_counted_in_the_trace() -> None:
     from search_o1.types import Document
 
     statuses = ["ok", "snippet-only", "failed: HTTP 404", "failed: empty page", "ok"]
@@ -303,21 +301,4 @@ async def test_fetch_outcomes_are_counted_in_the_trace_and_the_run_summary() -> 
     engine = Engine(model, MemorySearch({"x": [Hit("1", "t")]}), options=opts(reader=False),
                     documents=Pages())  # fmt: skip
     trace = await engine.run("q?")
-    counts = trace.document_counts()
-    assert counts == {"ok": 2, "snippet_only": 1, "failed": 1, "empty": 1}
-    record = {"metrics": {"em": 1.0}, "documents": counts, "finish_reason": "answered"}
-    metrics = aggregate([record, record], "qa")
-    assert metrics["documents"] == {"ok": 4, "snippet_only": 2, "failed": 2, "empty": 2}
-    summary = render_summary(
-        {
-            **metrics,
-            "dataset": "nq",
-            "primary": "em",
-            "method": "search-o1",
-            "task": "qa",
-            "items": 2,
-            "missing": 0,
-            "skipped_rows": 0,
-        }
-    )
-    assert "2 fetch failed · 2 empty pages" in summary
+    assert trace.document_counts() == {"ok": 2, "snippet_only": 1, "failed": 1, "empty": 1}

@@ -1,0 +1,26 @@
+"""A run's summary counts fetch outcomes over its items (records as the runner saves them)."""
+
+from __future__ import annotations
+
+from search_o1.eval.report import render_summary
+from search_o1.eval.scoring import aggregate
+
+
+def test_fetch_outcomes_are_summed_and_shown_in_the_run_summary() -> None:
+    counts = {"ok": 2, "snippet_only": 1, "failed": 1, "empty": 1}
+    record = {"metrics": {"em": 1.0}, "documents": counts, "finish_reason": "answered"}
+    metrics = aggregate([record, record], "qa")
+    assert metrics["documents"] == {"ok": 4, "snippet_only": 2, "failed": 2, "empty": 2}
+    summary = render_summary(
+        {
+            **metrics,
+            "dataset": "nq",
+            "primary": "em",
+            "method": "search-o1",
+            "task": "qa",
+            "items": 2,
+            "missing": 0,
+            "skipped_rows": 0,
+        }
+    )
+    assert "2 fetch failed · 2 empty pages" in summary
