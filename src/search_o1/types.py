@@ -66,6 +66,11 @@ class Completion:
 
     `text` never contains the stop string; `stop` says which one ended generation
     (None when the model stopped on its own end-of-sequence or hit `max_tokens`).
+    Thinking a server returned apart (`reasoning_content`, `reasoning`) is in `text`
+    too, inside `<think>`...`</think>`, as a raw completion would have it.
+    `continuation`: how the request continued the chain so far ("raw" completions,
+    "continue_final", "prefix", "prefill"); None when there was nothing to continue or
+    the backend does not say.
     """
 
     text: str
@@ -74,6 +79,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    continuation: str | None = None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ facts file on reasoning servers; unconfirmed points are marked "assumed" below):
   and delta; a trailing assistant message is a prefill continued verbatim (assumed: the
   provider behind it renders it like vLLM's continue_final_message). /models entries have
   no `owned_by`.
+- continuation="refuse": a trailing assistant message is a 400 with llama.cpp's text
+  (its prefill is refused while thinking is on).
 - HIDDEN (OpenAI o-series style): the thinking is never returned, only counted in
   `reasoning_tokens`; a trailing assistant message starts a new turn.
 
@@ -56,7 +58,7 @@ class Flavour:
     name: str
     owned_by: str | None
     fields: tuple[str, ...]  # reasoning field names in message and delta
-    continuation: Literal["vllm", "sglang", "deepseek", "prefill", "none"]
+    continuation: Literal["vllm", "sglang", "deepseek", "prefill", "refuse", "none"]
     completions: bool = False  # serves raw /v1/completions
     details: bool = False  # OpenRouter's reasoning_details
     null_content: bool = False  # "content": null while thinking (DeepSeek)
@@ -106,6 +108,8 @@ def render_chat(flavour: Flavour, body: dict[str, Any], path: str) -> str:
     trailing = last.get("role") == "assistant"
     opens = flavour.opens_think
     kind = flavour.continuation
+    if kind == "refuse" and trailing:
+        raise BadRequest("Assistant response prefill is incompatible with enable_thinking.")
     if kind == "vllm" and body.get("continue_final_message"):
         if body.get("add_generation_prompt", True):
             raise BadRequest(

@@ -13,14 +13,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from search_o1.llm import _reasoning as rsn
 from search_o1.llm.base import CompletionRequest
-from search_o1.types import Message, Sampling
+from search_o1.types import Sampling
 
-ServerKind = Literal["vllm", "llamacpp", "openai", "unknown"]
+ServerKind = Literal[
+    "vllm", "sglang", "llamacpp", "deepseek", "openrouter", "openai", "anthropic", "gemini",
+    "unknown",
+]  # fmt: skip
+# `owned_by` in GET /v1/models, as each server writes it about itself.
+_OWNERS: dict[str, ServerKind] = {
+    "vllm": "vllm",
+    "sglang": "sglang",
+    "llamacpp": "llamacpp",
+    "deepseek": "deepseek",
+}
 ApiMode = Literal["completions", "chat"]
 
 # Error texts that mean "the prompt does not fit" across vLLM, llama.cpp, SGLang, OpenAI.
@@ -42,13 +52,19 @@ class ServerInfo:
 
 @dataclass(frozen=True)
 class Reply:
-    """One completion as the server sent it, before stop-string normalisation."""
+    """One completion as the server sent it, before stop-string normalisation.
+
+    `text` is the content (or raw text); `reasoning` the thinking a reasoning parser split
+    off; `reasoning_tokens` what the server counted as thinking, returned or not.
+    """
 
     text: str
     finish_reason: str | None
     server_stop: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning: str = ""
+    reasoning_tokens: int = 0
 
 
 # ---- discovery ---------------------------------------------------------------------------
@@ -74,12 +90,8 @@ def parse_models(payload: Any, *, host_kind: ServerKind = "unknown") -> ServerIn
     data = payload.get("data") if isinstance(payload, dict) else None
     entries = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
     ids = tuple(str(e["id"]) for e in entries if e.get("id"))
-    owners = {e.get("owned_by") for e in entries}
-    kind: ServerKind = host_kind
-    if "vllm" in owners:
-        kind = "vllm"
-    elif "llamacpp" in owners:
-        kind = "llamacpp"
+    owners = [_OWNERS[o] for e in entries if (o := e.get("owned_by")) in _OWNERS]
+    kind: ServerKind = owners[0] if owners else host_kind
     context = next((c for c in map(_entry_context, entries) if c), None)
     return ServerInfo(kind=kind, model_ids=ids, context_length=context)
 
@@ -95,27 +107,21 @@ def props_context(payload: Any) -> int | None:
 # ---- requests ----------------------------------------------------------------------------
 
 
-def chat_messages(messages: Sequence[Message], continuation: str) -> list[dict[str, str]]:
-    wire = [{"role": m.role, "content": m.content} for m in messages]
-    if continuation:
-        wire.append({"role": "assistant", "content": continuation})
-    return wire
+# Hosted APIs: standard fields only (continuation fields come from _reasoning.chat_plan).
+_STANDARD_ONLY = ("openai", "anthropic", "gemini", "deepseek")
 
 
-def _extras(
-    kind: ServerKind, sampling: Sampling, grammar: str | None, mode: ApiMode, continuing: bool
-) -> dict[str, Any]:
+def _extras(kind: ServerKind, sampling: Sampling, grammar: str | None) -> dict[str, Any]:
     """Non-standard fields, chosen per server. Unknown servers get the union: vLLM and
     llama.cpp both ignore fields they do not know."""
-    if kind == "openai":
+    if kind in _STANDARD_ONLY:
         return {}
     out: dict[str, Any] = {"top_k": sampling.top_k}
     if kind != "llamacpp":
         out["repetition_penalty"] = sampling.repetition_penalty
         out["include_stop_str_in_output"] = True
-        if mode == "chat" and continuing:
-            out["continue_final_message"] = True
-            out["add_generation_prompt"] = False
+    if kind == "sglang":
+        out["no_stop_trim"] = True  # SGLang's name for returning the stop string
     if kind != "vllm":
         out["repeat_penalty"] = sampling.repetition_penalty
         out["cache_prompt"] = True
@@ -130,7 +136,7 @@ def build_body(
     request: CompletionRequest,
     *,
     model: str | None,
-    prompt: str | list[dict[str, str]],
+    prompt: str | list[dict[str, Any]],
     stream: bool,
     kind: ServerKind,
     extras: bool = True,
@@ -153,13 +159,8 @@ def build_body(
     if stream:
         body |= {"stream": True, "stream_options": {"include_usage": True}}
     if extras:
-        continuing = mode == "chat" and isinstance(prompt, list) and _ends_assistant(prompt)
-        body |= _extras(kind, sampling, request.grammar, mode, continuing)
+        body |= _extras(kind, sampling, request.grammar)
     return body
-
-
-def _ends_assistant(messages: list[dict[str, str]]) -> bool:
-    return bool(messages) and messages[-1].get("role") == "assistant"
 
 
 EXTRA_FIELDS = (
@@ -170,6 +171,7 @@ EXTRA_FIELDS = (
     "continue_final_message",
     "add_generation_prompt",
     "cache_prompt",
+    "no_stop_trim",
     "grammar",
     "verbose",
 )
@@ -197,6 +199,10 @@ def _choice_text(choice: dict[str, Any]) -> str:
         return str(choice.get("text") or "")
     holder = choice.get("message") or choice.get("delta") or {}
     return str(holder.get("content") or "") if isinstance(holder, dict) else ""
+
+
+def _choice_reasoning(choice: dict[str, Any]) -> str:
+    return rsn.reasoning_text(choice.get("message") or choice.get("delta"))
 
 
 def _usage(payload: dict[str, Any]) -> tuple[int | None, int | None]:
@@ -231,14 +237,23 @@ def parse_reply(payload: Any) -> Reply:
         server_stop=_server_stop(payload, choice),
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
+        reasoning=_choice_reasoning(choice),
+        reasoning_tokens=rsn.reasoning_tokens(payload.get("usage")),
     )
 
 
 class StreamState:
-    """Accumulates SSE chunks into one Reply; `feed` returns the new text of a chunk."""
+    """Accumulates SSE chunks into one Reply; `feed` returns the new text of a chunk.
 
-    def __init__(self) -> None:
+    Reasoning deltas are kept apart from content (as in `Reply`); the text `feed` returns
+    is both joined into raw chain text by `joiner` (see `_reasoning.ChainJoiner`).
+    """
+
+    def __init__(self, joiner: rsn.ChainJoiner | None = None) -> None:
         self.parts: list[str] = []
+        self.reasoning: list[str] = []
+        self.reasoning_tokens = 0
+        self.joiner = joiner or rsn.ChainJoiner(thinking=False)
         self.finish_reason: str | None = None
         self.server_stop: str | None = None
         self.prompt_tokens: int | None = None
@@ -252,14 +267,16 @@ class StreamState:
         prompt_tokens, completion_tokens = _usage(payload)
         self.prompt_tokens = prompt_tokens or self.prompt_tokens
         self.completion_tokens = completion_tokens or self.completion_tokens
+        self.reasoning_tokens = rsn.reasoning_tokens(payload.get("usage")) or self.reasoning_tokens
         if not payload.get("choices"):  # the usage-only chunk at the end
             return ""
         choice = _choice(payload)
         self.finish_reason = choice.get("finish_reason") or self.finish_reason
         self.server_stop = _server_stop(payload, choice) or self.server_stop
-        text = _choice_text(choice)
+        thought, text = _choice_reasoning(choice), _choice_text(choice)
+        self.reasoning.append(thought)
         self.parts.append(text)
-        return text
+        return self.joiner.reasoning(thought) + self.joiner.content(text)
 
     def reply(self) -> Reply:
         return Reply(
@@ -268,6 +285,8 @@ class StreamState:
             self.server_stop,
             self.prompt_tokens,
             self.completion_tokens,
+            "".join(self.reasoning),
+            self.reasoning_tokens,
         )
 
 

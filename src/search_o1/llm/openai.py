@@ -22,8 +22,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit
+from typing import Any, Literal, TypeVar, cast
 
 import httpx
 
@@ -31,6 +30,7 @@ from search_o1._http import retry_after_s
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm import _openai_wire as wire
+from search_o1.llm import _reasoning as rsn
 from search_o1.llm._transport import ShardedTransport
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
@@ -53,8 +53,9 @@ def _root(base_url: str) -> str:
 
 
 def _host_kind(base_url: str) -> wire.ServerKind:
-    # Model detection by URL is only used for the one API known to reject extra fields.
-    return "openai" if urlsplit(base_url).hostname == "api.openai.com" else "unknown"
+    # Only for hosted APIs, whose rules (extra fields, continuation) follow the host;
+    # self-hosted servers say what they are in /v1/models.
+    return cast(wire.ServerKind, rsn.host_kind(base_url))
 
 
 class OpenAILLM:
@@ -66,6 +67,8 @@ class OpenAILLM:
     (pipeline.build_llm), which routes each chain with prefix affinity and fails over.
     `max_connections`: requests this client may have open at once; keep it at least the
     scheduler's model-request limit, or requests beyond it queue inside httpx.
+    `continuation`: how a chat request continues a chain ("continue_final", "prefix",
+    "prefill"; "raw" means completions mode); None picks it from what the server is.
     """
 
     name = BACKEND
@@ -85,6 +88,7 @@ class OpenAILLM:
         backoff_s: float = 0.5,
         max_backoff_s: float = 30.0,
         max_connections: int = 256,
+        continuation: rsn.Continuation | None = None,
     ) -> None:
         # A one-element list is accepted as before; several servers need a PoolLLM.
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
@@ -95,7 +99,9 @@ class OpenAILLM:
             )
         self.base_url = urls[0].rstrip("/")
         self.model = model
-        self.api_mode = api_mode
+        self.api_mode: Literal["completions", "chat"] = (
+            "completions" if continuation == "raw" else api_mode
+        )
         self.retries = max(0, retries)
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
@@ -107,6 +113,8 @@ class OpenAILLM:
         self._context: int | None = None
         self._context_known = False
         self._send_extras = True
+        self._chat_forced = False  # chat because the server has no /completions
+        self._continuation = continuation  # None: chosen by what the server is
         self._lock = asyncio.Lock()
         self._secret = api_key  # only for the header and for redacting error texts
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -176,23 +184,52 @@ class OpenAILLM:
             # completions: continue the chain as a final assistant message instead.
             log.warning("%s has no /completions; using /chat/completions", self.base_url)
             self.api_mode = "chat"
+            self._chat_forced = True
             return await self._complete(request, on_text)
+        except BackendError as e:
+            if not self._continuation_refused(request, e):
+                raise
+            return await self._complete_raw_instead(request, on_text, e)
+
+    def _continuation_refused(self, request: CompletionRequest, error: BackendError) -> bool:
+        return (
+            self.api_mode == "chat"
+            and bool(request.prompt.continuation)
+            and rsn.rejects_continuation(error.status or 0, str(error))
+        )
+
+    async def _complete_raw_instead(
+        self, request: CompletionRequest, on_text: TextSink | None, error: BackendError
+    ) -> Completion:
+        """The server will not continue a chat message: raw completions, if it has them."""
+        cannot = f"{self.base_url} cannot continue a chain after a search over chat ({error})"
+        if self._chat_forced:
+            raise BackendError(BACKEND, f"{cannot}, and has no raw completions: use a "
+                               "server that can, or --api-mode tools")  # fmt: skip
+        log.warning("%s; continuing with raw /completions", cannot)
+        self.api_mode = "completions"
+        try:
+            return await self._complete(request, on_text)
+        except _NoEndpoint:
+            self.api_mode, self._chat_forced = "chat", True
+            raise BackendError(BACKEND, f"{cannot}, and has no raw completions: use a "
+                               "server that can, or --api-mode tools") from None  # fmt: skip
 
     async def _complete(self, request: CompletionRequest, on_text: TextSink | None) -> Completion:
         started = time.monotonic()
         prompt = request.prompt
         info = await self._discover()
-        sent: str | list[dict[str, str]]
+        sent: str | list[dict[str, Any]]
+        plan: rsn.ChatPlan | None = None
         if self.api_mode == "chat":
-            path, sent = (
-                "/chat/completions",
-                wire.chat_messages(prompt.messages, prompt.continuation),
-            )
+            plan = self._chat_plan(info, request)
+            url, sent = plan.url, plan.messages
         else:
-            path, sent = "/completions", await self.render(prompt.messages) + prompt.continuation
+            url = self.base_url + "/completions"
+            sent = await self.render(prompt.messages) + prompt.continuation
 
         def body() -> dict[str, Any]:
-            return wire.build_body(
+            out = wire.build_body(
                 request,
                 model=self.model,
                 prompt=sent,
@@ -200,13 +237,32 @@ class OpenAILLM:
                 kind=info.kind,
                 extras=self._send_extras,
             )
+            return out | plan.fields if plan is not None and self._send_extras else out
 
-        reply = await self._complete_request(self.base_url + path, body, on_text)
-        raw = reply.text
-        if isinstance(sent, list) and on_text is None and info.kind != "vllm":
+        thinking = plan.thinking if plan is not None else False
+        reply = await self._complete_request(url, body, on_text, thinking)
+        _require_visible_thinking(url, reply, request)
+        content = reply.text
+        if plan is not None and on_text is None and info.kind != "vllm":
             # llama.cpp's non-streamed chat reply repeats the prefilled assistant text.
-            raw = raw.removeprefix(prompt.continuation)
-        return _completion(reply, raw, sent, request.stop, time.monotonic() - started)
+            content = content.removeprefix(prompt.continuation)
+        raw = rsn.join_reply(thinking, reply.reasoning, content)
+        how = plan.how if plan is not None else "raw"
+        return _completion(reply, raw, sent, request.stop, time.monotonic() - started, how)
+
+    def _chat_plan(self, info: wire.ServerInfo, request: CompletionRequest) -> rsn.ChatPlan:
+        """How this server continues a chain over chat, from what it is (see _reasoning)."""
+        prompt = request.prompt
+        how = self._continuation or rsn.CHAT_CONTINUATION.get(info.kind, "continue_final")
+        if how is None and prompt.continuation:
+            raise ConfigError(
+                f"{self.base_url} ({info.kind}) cannot continue a partial answer, so a chain "
+                "cannot resume after a search; use --api-mode tools"
+            )
+        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
+        return rsn.chat_plan(
+            self.base_url, info.kind, how or "prefill", messages, prompt.continuation
+        )
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""
@@ -320,7 +376,11 @@ class OpenAILLM:
         return backoff * (0.5 + random.random() / 2)  # jitter spreads retrying clients
 
     async def _complete_request(
-        self, url: str, body: Callable[[], dict[str, Any]], on_text: TextSink | None
+        self,
+        url: str,
+        body: Callable[[], dict[str, Any]],
+        on_text: TextSink | None,
+        thinking: bool = False,
     ) -> wire.Reply:
         shown: list[str] = []
 
@@ -331,33 +391,36 @@ class OpenAILLM:
 
         async def attempt() -> wire.Reply:
             try:
-                return await self._post_once(url, body(), sink)
+                return await self._post_once(url, body(), sink, thinking)
             except BackendError as e:
                 if shown:  # text already shown live cannot be taken back: no replay
                     e.retryable = False
                 elif self._send_extras and _names_extra(e):
                     log.warning("%s rejects non-standard fields; sending standard ones", url)
                     self._send_extras = False
-                    return await self._post_once(url, body(), sink)
+                    return await self._post_once(url, body(), sink, thinking)
                 raise
 
         return await self._retrying(attempt, what=url)
 
-    async def _post_once(self, url: str, body: dict[str, Any], on_text: TextSink) -> wire.Reply:
+    async def _post_once(
+        self, url: str, body: dict[str, Any], on_text: TextSink, thinking: bool = False
+    ) -> wire.Reply:
         async with self._open(url, body) as response:
             if response.status_code != 200:
                 await response.aread()
                 raise self._http_error(url, response)
             # Some servers ignore `stream` and answer with one JSON body: read it whole.
             if body.get("stream") and "json" not in response.headers.get("content-type", ""):
-                return await _read_stream(url, response, on_text)
+                return await _read_stream(url, response, on_text, thinking)
             await response.aread()
             try:
                 reply = wire.parse_reply(response.json())
             except ValueError as e:
                 raise _malformed(url, e) from None
-            if body.get("stream") and reply.text:
-                on_text(reply.text)
+            shown = rsn.join_reply(thinking, reply.reasoning, reply.text)
+            if body.get("stream") and shown:
+                on_text(shown)
             return reply
 
     @asynccontextmanager
@@ -392,8 +455,10 @@ class OpenAILLM:
         )
 
 
-async def _read_stream(url: str, response: httpx.Response, on_text: TextSink) -> wire.Reply:
-    state = wire.StreamState()
+async def _read_stream(
+    url: str, response: httpx.Response, on_text: TextSink, thinking: bool = False
+) -> wire.Reply:
+    state = wire.StreamState(rsn.ChainJoiner(thinking))
     sse = wire.SseDecoder()
     chunks = response.aiter_bytes()
     async for chunk in chunks:
@@ -440,12 +505,28 @@ class _NoEndpoint(BackendError):
     """The server has no such path (404/405 not about the model)."""
 
 
+def _require_visible_thinking(url: str, reply: wire.Reply, request: CompletionRequest) -> None:
+    """A model that thinks where we cannot see it can never be seen to search there.
+
+    Hosted reasoning models (OpenAI o-series, GPT-5, ...) count reasoning tokens but
+    return no reasoning text. With stop strings (a marker method), answering anyway would
+    look like a model that never searched; say why instead.
+    """
+    if request.stop and reply.reasoning_tokens and not reply.reasoning:
+        raise ConfigError(
+            f"{url}: the model reasons ({reply.reasoning_tokens} reasoning tokens) but the "
+            "server returns none of it, so a search query written while reasoning can "
+            "never be seen; use --api-mode tools"
+        )
+
+
 def _completion(
     reply: wire.Reply,
     raw: str,
-    sent: str | list[dict[str, str]],
+    sent: str | list[dict[str, Any]],
     stop: Sequence[str],
     latency_s: float,
+    continuation: str | None = None,
 ) -> Completion:
     finish: Literal["stop", "length"] = "length" if reply.finish_reason == "length" else "stop"
     text, hit = normalise_stop(raw, finish, stop, server_stop=reply.server_stop)
@@ -460,6 +541,7 @@ def _completion(
         prompt_tokens=prompt_tokens,
         completion_tokens=estimate_tokens(raw) if completion_tokens is None else completion_tokens,
         latency_s=latency_s,
+        continuation=continuation,
     )
 
 
