@@ -7,11 +7,12 @@ import email.utils
 import importlib
 import time
 
+import httpx
 import pytest
 
 from search_o1._http import retry_after_s as parse_retry_after
 from search_o1.fetch.extract import decode, extract_text, plain_html_text
-from search_o1.fetch.guard import HostPolicy, is_public_address
+from search_o1.fetch.guard import BlockedURLError, HostPolicy, is_public_address
 from search_o1.fetch.robots import rules_from
 from search_o1.search.duckduckgo import hits_from_rows
 from search_o1.search.fusion import reciprocal_rank_fusion
@@ -71,6 +72,38 @@ def test_clean_snippet() -> None:
 )  # fmt: skip
 def test_public_addresses(ip: str, public: bool) -> None:
     assert is_public_address(ip) is public
+
+
+@pytest.mark.parametrize(
+    ("ip", "public"),
+    [
+        ("64:ff9b::7f00:1", False),  # NAT64 of 127.0.0.1
+        ("64:ff9b::169.254.169.254", False),  # NAT64 of the cloud metadata address
+        ("64:ff9b::10.1.2.3", False),
+        ("64:ff9b::8.8.8.8", True),  # NAT64 of a public address stays public
+        ("64:ff9b:1::a00:1", False),  # local-use NAT64 prefix
+        ("2002:7f00:1::", False),  # 6to4 of 127.0.0.1
+        ("2002:c0a8:101::1", False),  # 6to4 of 192.168.1.1
+        ("2002:808:808::1", True),  # 6to4 of 8.8.8.8
+        ("::ffff:169.254.169.254", False),
+        ("::10.0.0.1", False),  # IPv4-compatible (deprecated) form
+    ],
+)
+def test_embedded_ipv4_forms_are_judged_by_their_ipv4(ip: str, public: bool) -> None:
+    assert is_public_address(ip) is public
+
+
+async def test_guard_refuses_names_and_literals_that_embed_private_ipv4() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return {"nat64.test": ["64:ff9b::a9fe:a9fe"], "sixtofour.test": ["2002:a00:1::1"]}[host]
+
+    policy = HostPolicy(resolver=resolver)
+    for host in ("nat64.test", "sixtofour.test"):
+        with pytest.raises(BlockedURLError, match="private address"):
+            await policy.resolve(host, 80)
+    for literal in ("http://[64:ff9b::7f00:1]/", "http://[2002:7f00:1::]:8080/"):
+        with pytest.raises(BlockedURLError, match="private address"):
+            policy.check_url(httpx.URL(literal))
 
 
 def test_policy_trust_entries() -> None:

@@ -29,6 +29,9 @@ __all__ = ["BlockedURLError", "GuardedTransport", "HostPolicy", "is_public_addre
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 RESOLVE_TIMEOUT_S = 10.0
+# NAT64 (RFC 6052): a gateway turns 64:ff9b::a.b.c.d into a connection to a.b.c.d.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 
 class BlockedURLError(Exception):
@@ -48,11 +51,35 @@ def is_public_address(ip: str) -> bool:
     [True, False, False]
     >>> [is_public_address(a) for a in ("169.254.169.254", "::ffff:10.0.0.1", "224.0.0.1")]
     [False, False, False]
+
+    IPv6 forms that carry an IPv4 address (mapped, NAT64, 6to4, compatible) are judged
+    by that IPv4 address:
+
+    >>> [is_public_address(a) for a in ("64:ff9b::127.0.0.1", "2002:a9fe:a9fe::", "::10.0.0.1")]
+    [False, False, False]
     """
     addr = ipaddress.ip_address(ip.split("%", 1)[0])  # drop an IPv6 zone id
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped  # ::ffff:10.0.0.1 is 10.0.0.1
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr in _NAT64_LOCAL:
+            return False  # RFC 8215 local-use NAT64: where the IPv4 part sits varies
+        addr = _embedded_ipv4(addr) or addr
     return addr.is_global and not addr.is_multicast
+
+
+def _embedded_ipv4(addr: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form carries, which is where a connection really goes.
+
+    >>> [str(_embedded_ipv4(ipaddress.IPv6Address(a))) for a in
+    ...  ("::ffff:10.0.0.1", "64:ff9b::10.0.0.1", "2002:a00:1::1", "::10.0.0.1", "2606::1")]
+    ['10.0.0.1', '10.0.0.1', '10.0.0.1', '10.0.0.1', 'None']
+    """
+    if addr.ipv4_mapped is not None:  # ::ffff:a.b.c.d
+        return addr.ipv4_mapped
+    if addr.sixtofour is not None:  # 2002:AABB:CCDD::/48, 6to4 (RFC 3056)
+        return addr.sixtofour
+    if addr in _NAT64 or int(addr) >> 32 == 0:  # 64:ff9b::a.b.c.d, or ::a.b.c.d
+        return ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+    return None
 
 
 def _is_ip(host: str) -> bool:
