@@ -67,5 +67,32 @@ class ContextOverflowError(BackendError):
         super().__init__(backend, message, status=status)
 
 
+class FetchError(BackendError):
+    """One web page could not be read (blocked, timed out, HTTP error, unreadable body).
+
+    `reason` is the short text the document's status shows ("failed: <reason>"); a
+    failed page is told to the model as a failure and never cached.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("fetch", reason)
+        self.reason = reason
+
+
+class CacheError(ConfigError):
+    """The cache file cannot be used: not SQLite, damaged, or not writable as asked.
+
+    Names the file and what to do; raised when the cache is opened, before any work.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        super().__init__(f"cache {path}: {message}")
+
+
+class QueueFull(SearchO1Error):
+    """The server's running slots and queue places are all taken (HTTP 429)."""
+
+
 class ReplayMissError(SearchO1Error):
     """Replay mode asked the cache for something a recorded run never fetched."""

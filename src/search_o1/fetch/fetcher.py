@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 
-from search_o1.errors import ConfigError
+from search_o1.errors import ConfigError, FetchError
 from search_o1.fetch.extract import UnsupportedContent, extract_text
 from search_o1.fetch.guard import BlockedURLError, GuardedTransport, HostPolicy
 from search_o1.fetch.robots import (
@@ -77,12 +77,6 @@ class Page:
     url: str  # after redirects
     text: str
     content_type: str
-
-
-class FetchError(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class PageFetcher:

@@ -15,11 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from search_o1.engine import Engine
+from search_o1.errors import QueueFull
 from search_o1.types import Event, Trace
-
-
-class QueueFull(Exception):
-    """Every running slot and queue place is taken."""
 
 
 @dataclass
