@@ -26,7 +26,7 @@ from search_o1 import markers as mk
 from search_o1.cli import cli
 from search_o1.eval.datasets import load_dataset
 from search_o1.llm.scripted import ScriptedLLM
-from search_o1.registry import LLM_BACKENDS
+from search_o1.registry import register
 from search_o1.types import Prompt
 
 ANSWERS: dict[str, str] = {}
@@ -67,7 +67,7 @@ def main() -> None:
     for i, item in enumerate(data.items):
         if i % 3 != 2 and item.gold:
             ANSWERS[item.question.strip()] = f"So the answer is \\boxed{{{item.gold[0]}}}."
-    LLM_BACKENDS["bench-scripted"] = "__main__:make_llm"
+    register("llm", "bench-scripted", make_llm)
     os.environ["SEARCH_O1_BACKEND"] = "bench-scripted"
     out = Path(tempfile.mkdtemp(prefix="eval-bench-")) / "run"
     argv = ["eval", "--dataset", args.dataset, "--data-dir", args.data_dir, "--method",

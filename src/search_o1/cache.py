@@ -20,10 +20,18 @@ missing, so it is fetched again and overwritten (only when the new fetch succeed
 failure leaves the old entry, unserved, in place). Replay ignores the TTL and serves
 every recorded entry whatever its age: a recording is only useful if it reproduces.
 
-Sharing: `open_cache(settings)` returns one Cache per (path, mode, TTL) in a process, so
-the search wrapper and the document source write into the same store under the same
-`run_id`. Every entry a record run reads or writes is logged under its run id, which is
-what `export --run RUN_ID` exports.
+Ownership: whoever opens a Cache closes it. `open_pipeline` opens one per pipeline (on
+first use, through a `CacheSlot`), gives it to both the search wrapper and the document
+source, so they write under the same `run_id`, and closes it on exit. Pipelines share a
+store by being given one open Cache (`open_pipeline(settings, cache=...)`); several
+Cache objects on one file also work (SQLite WAL), each with its own run id. Every entry
+a record run reads or writes is logged under its run id, which is what
+`export --run RUN_ID` exports.
+
+Bad files: opening checks the file (`PRAGMA quick_check`) and raises CacheError, one line
+naming the file and what to do, before any work: not SQLite, damaged, or read-only in
+record mode. A read-only file (or folder) still replays. Damage met later, mid-run,
+raises CacheDamagedError (a BackendError), so that search fails and the run goes on.
 """
 
 from __future__ import annotations
@@ -37,16 +45,23 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from search_o1.errors import ConfigError, InputFileError, ReplayMissError
+from search_o1.errors import (
+    BackendError,
+    CacheError,
+    ConfigError,
+    InputFileError,
+    ReplayMissError,
+)
 
 if TYPE_CHECKING:
     from search_o1.config import Settings
 
-__all__ = ["Cache", "CacheMode", "CacheStats", "close_caches", "open_cache"]
+__all__ = ["Cache", "CacheDamagedError", "CacheMode", "CacheSlot", "CacheStats", "open_cache"]
 
 CacheMode = Literal["record", "replay", "off"]
 Kind = Literal["search", "page"]
@@ -72,6 +87,17 @@ CREATE TABLE IF NOT EXISTS uses (
     PRIMARY KEY (run, key)
 ) WITHOUT ROWID;
 """
+
+
+_WHAT_TO_DO = "move it away (or pass another --cache-path, or --cache off)"
+
+
+class CacheDamagedError(BackendError):
+    """The cache failed mid-run (damaged pages, a full disk): this search fails, not the run."""
+
+    def __init__(self, path: Path, error: Exception) -> None:
+        super().__init__("cache", f"{path}: {error}; {_WHAT_TO_DO}")
+        self.path = str(path)
 
 
 def make_key(kind: str, meta: Mapping[str, Any]) -> str:
@@ -133,21 +159,49 @@ class Cache:
         self._run_logged = False
 
     def _connect(self) -> sqlite3.Connection:
-        if self.mode == "replay":
-            if not self.path.exists():
-                raise ConfigError(f"cache replay: no cache file at {self.path}")
-            # Read-only: replay must never change the recorded store.
-            uri = self.path.resolve().as_uri() + "?mode=ro"
-            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
-        else:
+        """Open and check the file; CacheError (one line, what to do) if it is unusable."""
+        if self.mode == "replay" and not self.path.exists():
+            raise ConfigError(f"cache replay: no cache file at {self.path}")
+        try:
+            db = self._open_replay() if self.mode == "replay" else self._open_record()
+        except sqlite3.Error as e:
+            raise CacheError(str(self.path), _diagnose(self.path, e, self.mode)) from None
+        return db
+
+    def _open_replay(self) -> sqlite3.Connection:
+        # Read-only: replay must never change the recorded store.
+        uri = self.path.resolve().as_uri()
+        try:
+            return _checked(sqlite3.connect(uri + "?mode=ro", uri=True, **_CONNECT))
+        except sqlite3.OperationalError:
+            # A read-only folder: WAL's shared-memory file cannot be made there. Nobody
+            # can be writing such a file either, so SQLite may read it as immutable.
+            return _checked(sqlite3.connect(uri + "?immutable=1", uri=True, **_CONNECT))
+
+    def _open_record(self) -> sqlite3.Connection:
+        try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except OSError as e:
+            raise CacheError(str(self.path), f"cannot create its folder ({e.strerror})") from None
+        db: sqlite3.Connection = sqlite3.connect(self.path, **_CONNECT)
+        try:
+            db.execute("PRAGMA busy_timeout=10000")  # other processes may be writing
             db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode survives a process crash (only an OS crash can lose the
             # last commits), at a fraction of FULL's fsync cost.
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
-        db.execute("PRAGMA busy_timeout=10000")  # other processes may be writing
+            _checked(db)
+            # SQLite opens a write-protected file read-only without a word; find out now
+            # rather than at the first store, mid-run.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("INSERT INTO runs VALUES ('', 0)")
+            finally:
+                db.execute("ROLLBACK")
+        except BaseException:
+            db.close()
+            raise
         return db
 
     # ---- lookups and stores -------------------------------------------------------
@@ -158,7 +212,7 @@ class Cache:
         In replay mode a miss raises ReplayMissError naming `label` (the query or URL).
         """
         key = make_key(kind, meta)
-        with self._lock:
+        with self._lock, self._damage_is_backend_error():
             row = self._db.execute(
                 "SELECT value, created FROM entries WHERE key = ?", (key,)
             ).fetchone()
@@ -175,12 +229,21 @@ class Cache:
             return
         key = make_key(kind, meta)
         meta_json = json.dumps(meta, sort_keys=True, ensure_ascii=False)
-        with self._lock:
+        with self._lock, self._damage_is_backend_error():
             self._db.execute(
                 "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)",
                 (key, kind, label, meta_json, _pack(value), time.time()),
             )
             self._log_use(key)
+
+    @contextmanager
+    def _damage_is_backend_error(self) -> Iterator[None]:
+        # Damage in a page no check has read yet (or a disk that fills up) surfaces here,
+        # mid-run: it fails the one search or page that met it, as a backend failure.
+        try:
+            yield
+        except (sqlite3.Error, zlib.error, json.JSONDecodeError) as e:
+            raise CacheDamagedError(self.path, e) from None
 
     def _fresh(self, created: float) -> bool:
         # Replay ignores the TTL: a recording must replay whatever its age.
@@ -279,7 +342,18 @@ class Cache:
 
     def close(self) -> None:
         with self._lock:
+            if self.mode == "record":
+                # Leave everything in the main file, so a copy of it alone (a snapshot,
+                # maybe read-only, read as immutable) holds every entry.
+                with suppress(sqlite3.Error):
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _read_export(path: Path) -> Iterator[dict[str, Any]]:
@@ -312,33 +386,81 @@ def _read_export(path: Path) -> Iterator[dict[str, Any]]:
         yield e
 
 
-# ---- one shared Cache per process --------------------------------------------------
+# ---- opening and checking -----------------------------------------------------------
 
-_OPEN: dict[tuple[str, str, float | None], Cache] = {}
-_OPEN_LOCK = threading.Lock()
+_CONNECT: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
+
+
+def _checked(db: sqlite3.Connection) -> sqlite3.Connection:
+    """`db` if its file is a sound SQLite database; else sqlite3.DatabaseError.
+
+    quick_check reads every page (about 0.1 s per 100 MB), which is what finds damage in
+    the middle of the file before a run starts instead of halfway through it.
+    """
+    try:
+        row = db.execute("PRAGMA quick_check").fetchone()
+        if row is None or row[0] != "ok":
+            raise sqlite3.DatabaseError(f"integrity check: {row[0] if row else 'no answer'}")
+        db.execute("PRAGMA busy_timeout=10000")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _diagnose(path: Path, error: sqlite3.Error, mode: CacheMode) -> str:
+    """One line: what is wrong with the file and what to do about it."""
+    text = str(error)
+    if mode == "record" and ("readonly" in text or not _writable(path)):
+        return (
+            "read-only; replay it with --cache replay, or record into a writable "
+            "--cache-path (or --cache off)"
+        )
+    if "not a database" in text or "malformed" in text or "integrity" in text:
+        return f"not a usable SQLite cache ({text}); {_WHAT_TO_DO}"
+    return f"cannot open ({text}); {_WHAT_TO_DO}"
 
 
 def open_cache(settings: Settings) -> Cache | None:
-    """The process-wide Cache for `settings.cache_path`, mode and `cache_ttl`; None
-    when mode is off.
-
-    Memoised by (resolved path, mode, TTL): build_search and build_documents both call
-    this with the same settings and get the same object, hence the same run id.
-    """
+    """A new Cache for `settings.cache_path`, mode and `cache_ttl` (None when mode is
+    off). The caller owns it and closes it."""
     if settings.cache == "off":
         return None
     path = Path(settings.cache_path).expanduser()
-    key = (str(path.resolve()), settings.cache, settings.cache_ttl)
-    with _OPEN_LOCK:
-        cache = _OPEN.get(key)
-        if cache is None:
-            cache = _OPEN[key] = Cache(path, settings.cache, ttl_s=settings.cache_ttl)
-        return cache
+    return Cache(path, settings.cache, ttl_s=settings.cache_ttl)
 
 
-def close_caches() -> None:
-    """Close every cache `open_cache` opened (end of a CLI command, or a test)."""
-    with _OPEN_LOCK:
-        for cache in _OPEN.values():
-            cache.close()
-        _OPEN.clear()
+class CacheSlot:
+    """The cache of one pipeline: opened at its first use, closed by `close` only if the
+    slot opened it. Given an open Cache, hands that out and never closes it (sharing).
+
+    Opening at first use keeps runs that need no cache (a local corpus) from creating a
+    file; the pipeline asks at build time when a web backend is chosen, so a bad file is
+    reported before any question runs.
+    """
+
+    def __init__(self, settings: Settings, given: Cache | None = None) -> None:
+        self._settings = settings
+        self._cache = given
+        self._owned = False
+
+    def get(self) -> Cache | None:
+        if self._cache is None and self._settings.cache != "off":
+            self._cache = open_cache(self._settings)
+            self._owned = True
+        return self._cache
+
+    def close(self) -> None:
+        if self._owned and self._cache is not None:
+            self._cache.close()
+        self._cache, self._owned = None, False
+
+    def __enter__(self) -> CacheSlot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,4 +1,8 @@
-"""Wire an Engine from Settings: model, reader model, search backend, document source."""
+"""Wire an Engine from Settings: model, reader model, search backend, document source.
+
+The pipeline owns what it opens (model clients, the embedded server's reference, search
+clients, the page fetcher, the cache) and closes all of it on exit, in reverse order.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,28 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
+from search_o1.cache import Cache, CacheSlot
 from search_o1.config import Settings
 from search_o1.engine import Engine
 from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
+from search_o1.fetch import build_documents
 from search_o1.llm.base import LLM
-from search_o1.registry import resolve
-from search_o1.search.base import DocumentSource, Search
+from search_o1.registry import resolve_llm
+from search_o1.search.base import Search
+from search_o1.search.factory import build_search
+
+__all__ = ["build_llm", "build_search", "engine_options", "open_pipeline"]
 
 
 def build_llm(settings: Settings, *, role: Literal["main", "reader"] = "main") -> LLM:
-    """The model for `role`; several base URLs become a routing pool, one backend each."""
-    factory = resolve("llm", settings.llm_backend)
+    """The model for `role`; several base URLs become a routing pool, one backend each.
+
+    The caller owns the result: `await llm.aclose()` when done (open_pipeline does).
+    """
+    factory = resolve_llm(settings.llm_backend)
     urls = settings.base_url
     if len(urls) < 2 or (role == "reader" and settings.reader_base_url):
-        return factory(settings, role=role)  # type: ignore[no-any-return]
+        return factory(settings, role=role)
     from search_o1.llm.pool import PoolLLM
 
     # Each backend fails fast (no retries of its own): the pool retries on another server.
@@ -58,21 +70,19 @@ def _needs_reader_llm(settings: Settings) -> bool:
     return settings.reader and bool(settings.reader_model or settings.reader_base_url)
 
 
-def _build_documents(settings: Settings) -> DocumentSource | None:
-    try:
-        from search_o1.fetch import build_documents
-    except ImportError:  # web extras absent: local corpora still work
-        return None
-    return build_documents(settings)
-
-
 @asynccontextmanager
-async def open_pipeline(settings: Settings, *, search: bool = True) -> AsyncIterator[Engine]:
-    """An Engine for `settings`; every backend it opened is closed on exit.
+async def open_pipeline(
+    settings: Settings, *, search: bool = True, cache: Cache | None = None
+) -> AsyncIterator[Engine]:
+    """An Engine for `settings`; everything it opened is closed on exit.
 
     `search=False` skips building a search backend (the direct method needs none).
+    `cache`: an open Cache to use instead of opening `settings.cache_path`; the caller
+    keeps it and closes it (this is how pipelines share one store and one run id).
     """
     async with AsyncExitStack() as stack:
+        # First in, last out: the cache outlives everything that writes to it.
+        slot = stack.enter_context(CacheSlot(settings, given=cache))
         llm = build_llm(settings)
         stack.push_async_callback(llm.aclose)
         reader_llm = None
@@ -81,12 +91,10 @@ async def open_pipeline(settings: Settings, *, search: bool = True) -> AsyncIter
             stack.push_async_callback(reader_llm.aclose)
         backend: Search | None = None
         if search:
-            from search_o1.search.factory import build_search
-
-            backend = build_search(settings)
+            # A web backend opens the cache here, so a bad cache file stops the run now.
+            backend = build_search(settings, cache=slot.get)
             stack.push_async_callback(backend.aclose)
-        documents = _build_documents(settings)
-        if documents is not None:
-            stack.push_async_callback(documents.aclose)
+        documents = build_documents(settings, cache=slot.get)
+        stack.push_async_callback(documents.aclose)
         options = engine_options(settings)
         yield Engine(llm, backend, options=options, reader_llm=reader_llm, documents=documents)

@@ -1,57 +1,165 @@
-"""Backends by short name: a plain dict, plus entry points so plugins register the same way.
+"""Backends by short name: typed factories found through entry points, as plugins are.
 
-Built-ins register lazily (a dotted path), so a missing optional extra only matters when
-that backend is chosen. Third-party packages add entry points in the groups
-`search_o1.llm` and `search_o1.search`, pointing at a factory.
+A model backend is an `LLMFactory` (`(settings, *, role) -> LLM`), a search backend a
+`SearchFactory` (`(settings) -> Search`). Both take the run's `Settings` explicitly and
+read from it what they need.
+
+Where a name is looked up, first to last:
+1. `register(kind, name, factory)`: in-process registrations (tests, notebooks);
+2. entry points in the groups `search_o1.llm` and `search_o1.search`: our own built-ins
+   are declared there in pyproject.toml, exactly as a third-party package declares its
+   backends, so both go through one path. A built-in name is ours: a plugin cannot
+   silently replace `openai` or `bm25` (register() can, on purpose);
+3. `BUILTINS`, the same table as pyproject.toml's: the fallback for a package whose
+   metadata is stale or absent (an editable install made before a backend was added,
+   `PYTHONPATH=src`, a vendored copy). Without it such an install would report
+   "unknown search backend 'bm25'", a failure that says nothing about its cause. A test
+   checks that this table and pyproject.toml agree.
+
+Factories are loaded lazily (a dotted path), so a missing optional extra only matters
+when that backend is chosen.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from importlib.metadata import entry_points
-from typing import Any
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, overload
 
 from search_o1.errors import ConfigError
 
-# name -> "module:factory". A factory takes keyword settings and returns a backend.
-SEARCH_BACKENDS: dict[str, str] = {
-    "bm25": "search_o1.corpus.bm25:BM25Search.from_settings",
-    "memory": "search_o1.search.memory:MemorySearch",
-    "serper": "search_o1.search.serper:SerperSearch.from_settings",
-    "brave": "search_o1.search.brave:BraveSearch.from_settings",
-    "tavily": "search_o1.search.tavily:TavilySearch.from_settings",
-    "bing": "search_o1.search.bing:BingSearch.from_settings",
-    "searxng": "search_o1.search.searxng:SearxngSearch.from_settings",
-    "duckduckgo": "search_o1.search.duckduckgo:DuckDuckGoSearch.from_settings",
-    "retriever": "search_o1.search.retriever:RetrieverSearch.from_settings",
+if TYPE_CHECKING:
+    from search_o1.config import Settings
+    from search_o1.llm.base import LLM
+    from search_o1.search.base import Search
+
+__all__ = [
+    "BUILTINS",
+    "Kind",
+    "LLMFactory",
+    "Role",
+    "SearchFactory",
+    "names",
+    "register",
+    "resolve_llm",
+    "resolve_search",
+    "unregister",
+]
+
+Kind = Literal["llm", "search"]
+Role = Literal["main", "reader"]
+DIST = "search-o1"
+
+
+class LLMFactory(Protocol):
+    """Builds a model backend for `role` ("main", or "reader" for Reason-in-Documents)."""
+
+    def __call__(self, settings: Settings, *, role: Role = "main") -> LLM: ...
+
+
+class SearchFactory(Protocol):
+    """Builds a search backend from the run's settings."""
+
+    def __call__(self, settings: Settings) -> Search: ...
+
+
+Factory: TypeAlias = LLMFactory | SearchFactory
+
+# name -> "module:attribute"; must equal pyproject.toml's entry points (a test checks).
+BUILTINS: dict[Kind, dict[str, str]] = {
+    "llm": {
+        "openai": "search_o1.llm.openai:OpenAILLM.from_settings",
+        "embedded": "search_o1.llm.embedded:EmbeddedLLM.from_settings",
+    },
+    "search": {
+        "bm25": "search_o1.corpus.bm25:BM25Search.from_settings",
+        "memory": "search_o1.search.memory:MemorySearch.from_settings",
+        "serper": "search_o1.search.serper:SerperSearch.from_settings",
+        "brave": "search_o1.search.brave:BraveSearch.from_settings",
+        "tavily": "search_o1.search.tavily:TavilySearch.from_settings",
+        "bing": "search_o1.search.bing:BingSearch.from_settings",
+        "searxng": "search_o1.search.searxng:SearxngSearch.from_settings",
+        "duckduckgo": "search_o1.search.duckduckgo:DuckDuckGoSearch.from_settings",
+        "retriever": "search_o1.search.retriever:RetrieverSearch.from_settings",
+    },
 }
-LLM_BACKENDS: dict[str, str] = {
-    "openai": "search_o1.llm.openai:OpenAILLM.from_settings",
-    "embedded": "search_o1.llm.embedded:EmbeddedLLM.from_settings",
-}
+
+_registered: dict[Kind, dict[str, Factory]] = {"llm": {}, "search": {}}
 
 
-def _load(path: str) -> Callable[..., Any]:
-    module, _, attr = path.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj  # type: ignore[no-any-return]
+@overload
+def register(kind: Literal["llm"], name: str, factory: LLMFactory) -> None: ...
+@overload
+def register(kind: Literal["search"], name: str, factory: SearchFactory) -> None: ...
+def register(kind: Kind, name: str, factory: Factory) -> None:
+    """Make `factory` the backend `name` of `kind` in this process (over any other)."""
+    _check_kind(kind)
+    _registered[kind][name] = factory
 
 
-def resolve(kind: str, name: str) -> Callable[..., Any]:
-    """The factory for backend `name` of `kind` ("llm" or "search")."""
-    table = LLM_BACKENDS if kind == "llm" else SEARCH_BACKENDS
-    if name in table:
-        return _load(table[name])
-    for ep in entry_points(group=f"search_o1.{kind}"):
-        if ep.name == name:
-            return ep.load()  # type: ignore[no-any-return]
+def unregister(kind: Kind, name: str) -> None:
+    """Undo `register` (a no-op for a name that was not registered)."""
+    _check_kind(kind)
+    _registered[kind].pop(name, None)
+
+
+def resolve_llm(name: str) -> LLMFactory:
+    """The factory of model backend `name`; ConfigError lists the known names."""
+    found = _registered["llm"].get(name) or _load_factory("llm", name)
+    return found  # type: ignore[return-value]
+
+
+def resolve_search(name: str) -> SearchFactory:
+    """The factory of search backend `name`; ConfigError lists the known names."""
+    found = _registered["search"].get(name) or _load_factory("search", name)
+    return found  # type: ignore[return-value]
+
+
+def names(kind: Kind) -> list[str]:
+    """Every backend name of `kind`: registered, plugin and built-in."""
+    _check_kind(kind)
+    eps = (ep.name for ep in _entry_points(kind))
+    return sorted({*_registered[kind], *eps, *BUILTINS[kind]})
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in BUILTINS:
+        raise ValueError(f"backend kind must be 'llm' or 'search', not {kind!r}")
+
+
+def _entry_points(kind: Kind) -> list[EntryPoint]:
+    return list(entry_points(group=f"search_o1.{kind}"))
+
+
+def _pick(kind: Kind, name: str) -> EntryPoint | None:
+    """The entry point for `name`; for a built-in name, only our own distribution's."""
+    found = [ep for ep in _entry_points(kind) if ep.name == name]
+    if name in BUILTINS[kind]:
+        found = [ep for ep in found if ep.dist is None or ep.dist.name == DIST]
+    return found[0] if found else None
+
+
+def _load_factory(kind: Kind, name: str) -> Factory:
+    _check_kind(kind)
+    ep = _pick(kind, name)
+    if ep is not None:
+        loaded: Factory = ep.load()
+        return loaded
+    if name in BUILTINS[kind]:
+        return _load_path(BUILTINS[kind][name])
     raise ConfigError(f"unknown {kind} backend {name!r}; known: {', '.join(names(kind))}")
 
 
-def names(kind: str) -> list[str]:
-    """Every backend name of `kind`, built-in and plugin."""
-    table = LLM_BACKENDS if kind == "llm" else SEARCH_BACKENDS
-    return sorted({*table, *(ep.name for ep in entry_points(group=f"search_o1.{kind}"))})
+def _load_path(path: str) -> Factory:
+    module, _, attr = path.partition(":")
+    obj: object = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ConfigError(f"backend factory {path} is not callable")
+    return _as_factory(obj)
+
+
+def _as_factory(obj: Callable[..., object]) -> Factory:
+    return obj  # type: ignore[return-value]

@@ -19,7 +19,6 @@ from tests.e2e.test_ask_cli import reasoning_model
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from tests.servers.web import Reply, Request, WebServer, page_reader, web_server
 
-from search_o1.cache import close_caches
 from search_o1.cli import cli
 
 EXE = Path(sys.executable).with_name("search-o1")
@@ -81,7 +80,6 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for env in ("SERPER_API_KEY", "BRAVE_API_KEY", "TAVILY_API_KEY", "BING_API_KEY"):
         monkeypatch.setenv(env, "test-key")
     yield
-    close_caches()
 
 
 def _args(model: FakeOpenAIServer, endpoint: str, provider: str, cache: Path) -> list[str]:
@@ -114,7 +112,6 @@ def test_ask_over_provider_then_replay(
     assert out.exit_code == 0, out.output
     recorded = json.loads(out.stdout)
     _check(recorded, site)
-    close_caches()
     out = runner.invoke(cli, [*_args(model, endpoint, provider, cache), "--cache", "replay"])
     assert out.exit_code == 0, out.output
     replayed = json.loads(out.stdout)

@@ -15,7 +15,7 @@ from search_o1.config import Settings
 from search_o1.corpus.bm25 import BM25Search
 from search_o1.corpus.passage import Passage
 from search_o1.errors import ConfigError, InputFileError
-from search_o1.registry import resolve
+from search_o1.registry import resolve_search
 from search_o1.search.base import Search
 
 SHARED_DATA = Path(__file__).parents[2].parent / "shared" / "data"
@@ -162,7 +162,7 @@ def test_open_accepts_a_built_index_and_rejects_a_missing_path(tmp_path: Path) -
 
 def test_from_settings_through_the_registry(tmp_path: Path) -> None:
     out = BM25Search.build(PASSAGES).save(tmp_path / "idx")
-    backend = resolve("search", "bm25")(Settings(corpus=str(out), max_doc_chars=500))
+    backend = resolve_search("bm25")(Settings(corpus=str(out), max_doc_chars=500))
     assert isinstance(backend, BM25Search) and backend.max_doc_chars == 500
     with pytest.raises(ConfigError, match="--corpus"):
         BM25Search.from_settings(Settings())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -15,24 +16,21 @@ import pytest
 from click.testing import CliRunner
 from tests.servers.web import Reply, WebServer, web_server
 
-from search_o1.cache import Cache, close_caches, make_key, open_cache
+from search_o1.cache import Cache, make_key, open_cache
 from search_o1.cli.cache import command as cache_cli
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, InputFileError, ReplayMissError
 from search_o1.fetch import build_documents
 from search_o1.llm.scripted import ScriptedLLM
+from search_o1.pipeline import open_pipeline
+from search_o1.registry import register, unregister
+from search_o1.search.cached import CachedSearch
 from search_o1.search.factory import build_search
 from search_o1.search.fusion import FusedSearch
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Hit
 
 FACT = "Giacomo Puccini composed Tosca, which premiered in Rome on 14 January 1900."
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches() -> Iterator[None]:
-    yield
-    close_caches()
 
 
 @pytest.fixture
@@ -65,12 +63,16 @@ def _settings(tmp_path: Path, srv: WebServer, mode: str = "record") -> Settings:
 
 
 async def _run(settings: Settings, query: str = "who wrote tosca") -> tuple[list[Hit], list[str]]:
-    search = build_search(settings)
-    docs = build_documents(settings)
+    """One search and its pages, as a pipeline does: one cache for both, closed at the end."""
+    cache = open_cache(settings)
+    search = build_search(settings, cache=cache)
+    docs = build_documents(settings, cache=cache)
     hits = await search.search(query, k=5)
     documents = await docs.read(query, hits)
     await search.aclose()
     await docs.aclose()
+    if cache is not None:
+        cache.close()
     return hits, [f"{d.status}|{d.text}" for d in documents]
 
 
@@ -84,7 +86,6 @@ async def test_record_then_replay_offline(tmp_path: Path, serper_site: WebServer
     assert again == recorded
     assert [r.path for r in serper_site.requests[requests_made:]] == ["/gone"]
     serper_site.stop()  # from here on any request would fail
-    close_caches()
     replayed = await _run(_settings(tmp_path, serper_site, "replay"))
     assert replayed[0] == recorded[0]
     assert replayed[1][0] == recorded[1][0]
@@ -96,54 +97,62 @@ async def test_record_then_replay_offline(tmp_path: Path, serper_site: WebServer
 
 async def test_replay_miss_names_the_query(tmp_path: Path, serper_site: WebServer) -> None:
     await _run(_settings(tmp_path, serper_site))
-    close_caches()
-    search = build_search(_settings(tmp_path, serper_site, "replay"))
-    with pytest.raises(ReplayMissError, match="a query never recorded"):
-        await search.search("a query never recorded", k=5)
-    with pytest.raises(ReplayMissError):  # top-k is part of the key
-        await search.search("who wrote tosca", k=3)
+    replay = _settings(tmp_path, serper_site, "replay")
+    with open_cache(replay) as cache:
+        search = build_search(replay, cache=cache)
+        with pytest.raises(ReplayMissError, match="a query never recorded"):
+            await search.search("a query never recorded", k=5)
+        with pytest.raises(ReplayMissError):  # top-k is part of the key
+            await search.search("who wrote tosca", k=3)
 
 
 async def test_failed_search_is_not_cached(tmp_path: Path, serper_site: WebServer) -> None:
     serper_site.routes["/search"] = Reply(500, "down")
-    search = build_search(_settings(tmp_path, serper_site))
-    with pytest.raises(Exception, match="HTTP 500"):
-        await search.search("q", k=5)
-    cache = open_cache(_settings(tmp_path, serper_site))
-    assert cache is not None and cache.stats().entries == {}
+    settings = _settings(tmp_path, serper_site)
+    with open_cache(settings) as cache:
+        search = build_search(settings, cache=cache)
+        with pytest.raises(Exception, match="HTTP 500"):
+            await search.search("q", k=5)
+        assert cache.stats().entries == {}
 
 
-def test_off_mode_and_corpus_only_runs_open_no_file(tmp_path: Path, serper_site: WebServer) -> None:
+async def test_off_mode_and_corpus_only_runs_open_no_file(
+    tmp_path: Path, serper_site: WebServer, corpus: Path
+) -> None:
     assert open_cache(_settings(tmp_path, serper_site, "off")) is None
-    build_search(_settings(tmp_path, serper_site, "off"))
-    build_documents(_settings(tmp_path, serper_site))
+    local = _settings(tmp_path, serper_site).model_copy(
+        update={"search": ["bm25"], "corpus": str(corpus), "backend": "scripted"}
+    )
+    async with open_pipeline(local) as engine:  # builds search and documents, both lazy
+        assert engine.search is not None
+        await engine.search.search("tosca", k=1)
     assert not (tmp_path / "cache.sqlite").exists()
 
 
-def test_replay_without_a_cache_file(tmp_path: Path, serper_site: WebServer) -> None:
+async def test_replay_without_a_cache_file(tmp_path: Path, serper_site: WebServer) -> None:
+    replay = _settings(tmp_path, serper_site, "replay").model_copy(update={"backend": "scripted"})
     with pytest.raises(ConfigError, match="no cache file"):
-        build_search(_settings(tmp_path, serper_site, "replay"))
+        async with open_pipeline(replay):
+            pass
 
 
-def test_one_shared_cache_per_path(tmp_path: Path, serper_site: WebServer) -> None:
-    a = open_cache(_settings(tmp_path, serper_site))
-    b = open_cache(_settings(tmp_path, serper_site))
-    assert a is b and a is not None and a.run_id
+def test_each_open_is_its_own_handle(tmp_path: Path, serper_site: WebServer) -> None:
+    settings = _settings(tmp_path, serper_site)
+    with open_cache(settings) as a, open_cache(settings) as b:
+        assert a is not b and a.run_id != b.run_id
 
 
 async def test_fusion_caches_only_web_backends(tmp_path: Path, serper_site: WebServer) -> None:
-    # Built by hand as build_search does (the memory backend has no settings factory).
-    from search_o1.search.cached import CachedSearch
+    # Built by hand as build_search does, to fuse a MemorySearch with given hits.
     from search_o1.search.serper import SerperSearch
 
     local = MemorySearch({"who wrote tosca": [Hit(id="m1", title="Tosca (local)", text="t")]})
     settings = _settings(tmp_path, serper_site)
-    cache = open_cache(settings)
-    assert cache is not None
-    fused = FusedSearch([local, CachedSearch(SerperSearch.from_settings(settings), cache)])
-    hits = await fused.search("who wrote tosca", k=3)
-    assert [h.title for h in hits] == ["Tosca (local)", "Tosca", "Gone"]
-    assert cache.stats().entries == {"search": 1}
+    with open_cache(settings) as cache:
+        fused = FusedSearch([local, CachedSearch(SerperSearch.from_settings(settings), cache)])
+        hits = await fused.search("who wrote tosca", k=3)
+        assert [h.title for h in hits] == ["Tosca (local)", "Tosca", "Gone"]
+        assert cache.stats().entries == {"search": 1}
 
 
 def test_ttl_expires_entries(tmp_path: Path) -> None:
@@ -165,7 +174,6 @@ async def test_ttl_refetches_in_record_and_still_replays(
     tmp_path: Path, serper_site: WebServer
 ) -> None:
     recorded = await _run(_settings(tmp_path, serper_site))
-    close_caches()
     _age_entries(tmp_path / "cache.sqlite", 3600)
 
     def with_ttl(settings: Settings, ttl_s: float) -> Settings:
@@ -179,17 +187,8 @@ async def test_ttl_refetches_in_record_and_still_replays(
     assert await _run(stale) == recorded
     # Older than the TTL: searched and fetched again, and overwritten in place.
     assert sorted(r.path for r in serper_site.requests[seen:]) == ["/gone", "/search", "/tosca"]
-    cache = open_cache(stale)
-    assert (
-        cache is not None
-        and cache.ttl_s == 60
-        and cache.stats().entries
-        == {
-            "search": 1,
-            "page": 1,
-        }
-    )
-    close_caches()
+    with open_cache(stale) as cache:
+        assert cache.ttl_s == 60 and cache.stats().entries == {"search": 1, "page": 1}
     with sqlite3.connect(tmp_path / "cache.sqlite") as db:
         (oldest,) = db.execute("SELECT MIN(created) FROM entries").fetchone()
     assert time.time() - oldest < 60
@@ -287,27 +286,65 @@ def test_cli_stats_export_import(tmp_path: Path) -> None:
     assert res.exit_code != 0 and "no cache at" in str(res.exception)
 
 
-async def test_closing_one_pipeline_leaves_the_shared_cache_open(
-    tmp_path: Path, serper_site: WebServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from search_o1 import registry
-    from search_o1.pipeline import open_pipeline
+def _open_handles(path: Path) -> int:
+    """How many file descriptors of this process point at `path` (Linux /proc)."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
 
-    monkeypatch.setitem(registry.LLM_BACKENDS, "scripted", f"{__name__}:_silent_model")
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs Linux /proc")
+async def test_a_closed_pipeline_leaves_no_sqlite_handle_open(
+    tmp_path: Path, serper_site: WebServer
+) -> None:
     settings = _settings(tmp_path, serper_site).model_copy(update={"backend": "scripted"})
-    async with open_pipeline(settings) as second:
-        async with open_pipeline(settings) as first:
-            assert first.search is not None
-            await first.search.search("who wrote tosca", k=5)
-        # `first` is closed; `second` still reads and writes the same cache.
-        assert second.search is not None
-        hits = await second.search.search("who wrote tosca", k=5)
-        docs = await second.documents.read("who wrote tosca", hits)
-    assert docs[0].status == "ok" and FACT in docs[0].text
-    cache = open_cache(settings)
-    assert cache is not None and sum(cache.stats().entries.values()) >= 2
+    db = tmp_path / "cache.sqlite"
+    async with open_pipeline(settings) as engine:
+        assert isinstance(engine.search, CachedSearch)
+        hits = await engine.search.search("who wrote tosca", k=5)
+        await engine.documents.read("who wrote tosca", hits)
+        cache = engine.search.cache
+        assert _open_handles(db) >= 1
+    assert _open_handles(db) == 0
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        cache.stats()
+    with sqlite3.connect(db) as check:  # and what it recorded is in the main file
+        assert check.execute("SELECT COUNT(*) FROM entries").fetchone() == (2,)
+
+
+async def test_pipelines_share_a_cache_only_when_given_one(
+    tmp_path: Path, serper_site: WebServer
+) -> None:
+    settings = _settings(tmp_path, serper_site).model_copy(update={"backend": "scripted"})
+    with Cache(tmp_path / "cache.sqlite", run_id="shared") as cache:
+        async with open_pipeline(settings, cache=cache) as second:
+            async with open_pipeline(settings, cache=cache) as first:
+                assert first.search is not None
+                await first.search.search("who wrote tosca", k=5)
+            # `first` is closed, and did not close what it was given.
+            assert second.search is not None
+            hits = await second.search.search("who wrote tosca", k=5)
+            docs = await second.documents.read("who wrote tosca", hits)
+        assert docs[0].status == "ok" and FACT in docs[0].text
+        assert serper_site.hits("/search") == 1  # the second pipeline read the first's entry
+        assert cache.stats().runs == [("shared", 2)]
+    async with open_pipeline(settings) as own:  # not given one: its own handle and run id
+        assert isinstance(own.search, CachedSearch) and own.search.cache.run_id != "shared"
 
 
 def _silent_model(settings: Settings, *, role: str = "main") -> ScriptedLLM:
     """A model factory for the registry; these tests never call the model."""
     return ScriptedLLM([])
+
+
+@pytest.fixture(autouse=True)
+def _scripted_backend() -> Iterator[None]:
+    register("llm", "scripted", _silent_model)
+    yield
+    unregister("llm", "scripted")
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(json.dumps({"title": "Tosca", "text": FACT}) + "\n", encoding="utf-8")
+    return path

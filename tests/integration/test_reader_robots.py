@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tests.servers.web import Reply, WebServer, page_reader, web_server
 
-from search_o1.cache import close_caches
+from search_o1.cache import open_cache
 from search_o1.config import Settings
 from search_o1.errors import ConfigError
 from search_o1.fetch import FetchConfig, FetchError, HostPolicy, PageFetcher, build_documents
@@ -25,12 +25,6 @@ from search_o1.types import Hit
 FACT = "Giacomo Puccini composed Tosca, which premiered in Rome on 14 January 1900."
 PAGE = f"<html><body><nav>Home | News</nav><p>{FACT}</p></body></html>"
 KEY = "reader-key-42"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches() -> Iterator[None]:
-    yield
-    close_caches()
 
 
 @pytest.fixture
@@ -163,9 +157,12 @@ def _settings(tmp_path: Path, **kw: object) -> Settings:
 
 
 async def _statuses(settings: Settings, hits: list[Hit]) -> list[str]:
-    docs = build_documents(settings)
+    cache = open_cache(settings)
+    docs = build_documents(settings, cache=cache)
     documents = await docs.read("where did Tosca premiere", hits)
     await docs.aclose()
+    if cache is not None:
+        cache.close()
     return [d.status for d in documents]
 
 
@@ -185,7 +182,6 @@ async def test_reader_pages_are_cached_by_reader_and_failures_are_not(
     assert await _statuses(other, hits[:1]) == ["failed: page reader: HTTP 422"]
     assert await _statuses(_settings(tmp_path), hits[:1]) == ["ok"]
     assert site.hits("/article") == 2  # the reader's read, then our own direct fetch
-    close_caches()
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         metas = sorted(m for (m,) in db.execute("SELECT meta FROM entries WHERE kind='page'"))
     assert len(metas) == 2 and f'"reader": "{reader.base}"' in metas[0]
@@ -288,13 +284,12 @@ async def test_robots_off_by_default_and_refusals_are_data_never_cached(
     site.routes["/robots.txt"] = Reply(body="User-agent: *\nDisallow: /article\n")
     assert await _statuses(_settings(tmp_path), [_hit(site.url("/article"))]) == ["ok"]
     assert site.hits("/robots.txt") == 0
-    close_caches()
     (tmp_path / "c.sqlite").unlink()
     polite = _settings(tmp_path, respect_robots=True)
-    docs = build_documents(polite)
-    (doc,) = await docs.read("q", [_hit(site.url("/article"), snippet="kept snippet")])
-    await docs.aclose()
+    with open_cache(polite) as cache:
+        docs = build_documents(polite, cache=cache)
+        (doc,) = await docs.read("q", [_hit(site.url("/article"), snippet="kept snippet")])
+        await docs.aclose()
     assert (doc.status, doc.text) == ("failed: disallowed by robots.txt", "kept snippet")
-    close_caches()
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM entries").fetchone() == (0,)

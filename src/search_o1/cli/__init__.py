@@ -11,7 +11,6 @@ import sys
 
 import click
 
-from search_o1.cache import close_caches
 from search_o1.errors import SearchO1Error
 
 # Subcommand modules, in the order `--help` lists them.
@@ -25,10 +24,6 @@ class _Group(click.Group):
         except SearchO1Error as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
-        finally:
-            # The cache is process-wide (one SQLite handle per path, shared by every
-            # pipeline), so it is closed when the command ends, not when a pipeline does.
-            close_caches()
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

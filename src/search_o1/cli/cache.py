@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from search_o1.cache import Cache
+from search_o1.cache import Cache, CacheMode
 from search_o1.config import load_settings
 from search_o1.errors import ConfigError
 
@@ -23,11 +23,12 @@ _path_option = click.option(
 )
 
 
-def _open(cache_path: str | None, *, must_exist: bool = True) -> Cache:
+def _open(cache_path: str | None, mode: CacheMode = "replay") -> Cache:
+    # Reading (stats, export) opens read-only, so a shared read-only snapshot works.
     path = Path(load_settings({"cache_path": cache_path}).cache_path)
-    if must_exist and not path.exists():
+    if mode == "replay" and not path.exists():
         raise ConfigError(f"no cache at {path}")
-    return Cache(path, "record")
+    return Cache(path, mode)
 
 
 @click.group("cache")
@@ -87,7 +88,7 @@ def export(file: str, run: str, cache_path: str | None) -> None:
 @_path_option
 def import_(file: str, cache_path: str | None) -> None:
     """Add the entries of an exported FILE to the cache (created if missing)."""
-    cache = _open(cache_path, must_exist=False)
+    cache = _open(cache_path, "record")
     try:
         count = cache.import_file(file)
     finally:

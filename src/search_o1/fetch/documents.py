@@ -7,12 +7,13 @@
 - A hit without a URL (local corpus, retriever): its own text, cut around the part that
   best matches the query (`window.cut_document`), status "ok".
 
-Pages are cached as extracted full text keyed by (url, extractor version, and the
-page service when one is used: it extracts differently), so the window can differ per
-snippet while the download happens once. Failures are never cached. In
-replay mode a page the recording never fetched (for example, because its fetch failed
-then) comes back as "failed: cache replay: ..." naming the URL: the reader sees the
-snippet, as it did in the recording, and the trace says why.
+Pages are cached (in the Cache the caller gives) as extracted full text keyed by (url,
+extractor version, and the page service when one is used: it extracts
+differently), so the window can differ per snippet while the download happens once.
+Failures are never cached. In replay mode a page the recording never fetched (for
+example, because its fetch failed then) comes back as "failed: cache replay: ..."
+naming the URL: the reader sees the snippet, as it did in the recording, and the trace
+says why.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from search_o1.cache import Cache, open_cache
+from search_o1.cache import Cache
 from search_o1.config import Settings
-from search_o1.errors import ReplayMissError
+from search_o1.errors import FetchError, ReplayMissError
 from search_o1.fetch.extract import EXTRACTOR_VERSION
-from search_o1.fetch.fetcher import FetchConfig, FetchError, PageFetcher
+from search_o1.fetch.fetcher import FetchConfig, PageFetcher
 from search_o1.fetch.guard import HostPolicy
 from search_o1.search.local import local_document
 from search_o1.types import Document, Hit
@@ -42,7 +43,7 @@ MAX_STORED_CHARS = 200_000
 class WebDocuments:
     """The DocumentSource for every backend: fetches web hits, cuts corpus hits.
 
-    `cache` is a zero-argument callable returning the shared Cache (or None), called at
+    `cache` is a zero-argument callable returning the run's Cache (or None), called at
     the first page so corpus-only runs never open a cache file.
     """
 
@@ -107,10 +108,15 @@ class WebDocuments:
             await self.fetcher.aclose()
 
 
-def build_documents(settings: Settings) -> WebDocuments:
-    """The document step for a run: fetching per `settings.fetch`, the shared cache,
+def build_documents(
+    settings: Settings, *, cache: Cache | Callable[[], Cache | None] | None = None
+) -> WebDocuments:
+    """The document step for a run: fetching per `settings.fetch`,
     `max_fetch_concurrency`, `allow_private_hosts`, `respect_robots`, `max_doc_chars`;
     `page_service` (Jina Reader style) routes every fetch through that service.
+
+    Pages go through `cache` (an open Cache, or a callable opening it at the first
+    page); the caller owns it: `aclose` closes the fetcher, never the cache.
     """
     fetcher = None
     if settings.fetch:
@@ -121,6 +127,5 @@ def build_documents(settings: Settings) -> WebDocuments:
             respect_robots=settings.respect_robots,
         )
         fetcher = PageFetcher(config, HostPolicy(allow_private=settings.allow_private_hosts))
-    return WebDocuments(
-        fetcher, max_doc_chars=settings.max_doc_chars, cache=lambda: open_cache(settings)
-    )
+    opener = cache if callable(cache) else lambda: cache
+    return WebDocuments(fetcher, max_doc_chars=settings.max_doc_chars, cache=opener)

@@ -1,29 +1,40 @@
 """Build the search backend a run's settings ask for.
 
 Each named backend comes from the registry; web backends (those with a
-`cache_identity()`) are wrapped with the process-wide cache from `open_cache(settings)`
-(unless `cache = "off"`), each on its own, before fusion, so a fused run's entries are
-shared with single-backend runs. Several names are fused by reciprocal rank.
+`cache_identity()`) are wrapped with the cache passed in (none: uncached), each on its
+own, before fusion, so a fused run's entries are shared with single-backend runs.
+Several names are fused by reciprocal rank. The caller owns the cache and closes it
+(`open_pipeline` does); the returned backend's `aclose` never closes it.
 """
 
 from __future__ import annotations
 
-from search_o1.cache import open_cache
+from collections.abc import Callable
+
+from search_o1.cache import Cache
 from search_o1.config import Settings
-from search_o1.registry import resolve
+from search_o1.registry import resolve_search
 from search_o1.search.base import Search
 from search_o1.search.cached import Cacheable, CachedSearch
 
+__all__ = ["build_search"]
 
-def build_search(settings: Settings) -> Search:
-    """One backend by name; several (`--search bm25,serper`) are fused by rank."""
+
+def build_search(
+    settings: Settings, *, cache: Cache | Callable[[], Cache | None] | None = None
+) -> Search:
+    """One backend by name; several (`--search bm25,serper`) are fused by rank.
+
+    Web backends go through `cache`: an open Cache, or a callable that opens it, called
+    only when a web backend is built (so a corpus-only run creates no cache file).
+    """
     backends: list[Search] = []
     for name in settings.search:
-        backend: Search = resolve("search", name)(settings)
-        # Opened only for web backends, so a corpus-only run leaves no cache file behind.
-        cache = open_cache(settings) if isinstance(backend, Cacheable) else None
-        if cache is not None:
-            backend = CachedSearch(backend, cache)
+        backend = resolve_search(name)(settings)
+        if isinstance(backend, Cacheable):
+            store = cache() if callable(cache) else cache
+            if store is not None:
+                backend = CachedSearch(backend, store)
         backends.append(backend)
     if len(backends) == 1:
         return backends[0]

@@ -1,10 +1,26 @@
-"""An in-memory search backend for tests: a dict of query -> hits, or a function."""
+"""An in-memory search backend for tests: a dict of query -> hits, or a function.
+
+From the command line (`--search memory`) it answers from a JSON file named by
+`--corpus`: an object mapping each query to a list of hits (objects with the fields of
+`Hit`; `id` and `title` required). Without `--corpus` every query has no hits, which
+is what a run that only exercises the model needs.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from search_o1.errors import InputFileError
 from search_o1.types import Hit
+
+if TYPE_CHECKING:
+    from search_o1.config import Settings
+
+_HIT_FIELDS = frozenset(f.name for f in dataclasses.fields(Hit))
 
 
 class MemorySearch:
@@ -21,6 +37,13 @@ class MemorySearch:
         self._results = results
         self.queries: list[str] = []
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MemorySearch:
+        """The registry's factory: hits from the JSON file `settings.corpus`, if any."""
+        if not settings.corpus:
+            return cls({})
+        return cls(load_hits(Path(settings.corpus).expanduser()))
+
     async def search(self, query: str, *, k: int) -> list[Hit]:
         self.queries.append(query)
         if callable(self._results):
@@ -33,3 +56,31 @@ class MemorySearch:
 
     async def aclose(self) -> None:
         return None
+
+
+def load_hits(path: Path) -> dict[str, list[Hit]]:
+    """`{"query": [{"id": ..., "title": ..., ...}, ...]}` from a JSON file, checked."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputFileError(str(path), "file not found") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputFileError(str(path), f"not a JSON file ({type(e).__name__})") from None
+    if not isinstance(data, dict):
+        raise InputFileError(str(path), "expected an object mapping queries to lists of hits")
+    return {str(q): [_hit(path, q, h) for h in _as_list(path, q, hits)] for q, hits in data.items()}
+
+
+def _as_list(path: Path, query: str, hits: Any) -> list[Any]:
+    if not isinstance(hits, list):
+        raise InputFileError(str(path), f"hits of {query!r} are not a list")
+    return hits
+
+
+def _hit(path: Path, query: str, raw: Any) -> Hit:
+    if not isinstance(raw, dict) or not {"id", "title"} <= raw.keys():
+        raise InputFileError(str(path), f"a hit of {query!r} lacks 'id' or 'title'")
+    unknown = raw.keys() - _HIT_FIELDS
+    if unknown:
+        raise InputFileError(str(path), f"a hit of {query!r} has unknown fields {sorted(unknown)}")
+    return Hit(**{**raw, "id": str(raw["id"]), "title": str(raw["title"])})
