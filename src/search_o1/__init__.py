@@ -15,22 +15,29 @@ The public API: build settings, open a pipeline, run questions.
 """
 
 from search_o1.answer import extract_answer, extract_boxed, extract_code
+from search_o1.cache import Cache, open_cache
 from search_o1.config import Settings, load_settings
 from search_o1.engine import Engine
 from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.errors import (
     BackendError,
+    CacheError,
     ConfigError,
     ContextOverflowError,
+    FetchError,
     InputFileError,
     MissingExtraError,
+    QueueFull,
     ReplayMissError,
     SearchO1Error,
 )
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.methods import METHODS, Method, Opening, get_method, register_method
-from search_o1.pipeline import build_llm, engine_options, open_pipeline
+from search_o1.pipeline import build_llm, build_search, engine_options, open_pipeline
+from search_o1.registry import LLMFactory, SearchFactory
+from search_o1.registry import register as register_backend
+from search_o1.registry import unregister as unregister_backend
 from search_o1.search.base import DocumentSource, Search
 from search_o1.search.memory import MemorySearch
 from search_o1.types import (
@@ -58,6 +65,8 @@ __all__ = [
     "LLM",
     "METHODS",
     "BackendError",
+    "Cache",
+    "CacheError",
     "ChainLimits",
     "Completion",
     "CompletionRequest",
@@ -69,22 +78,26 @@ __all__ = [
     "EngineOptions",
     "Event",
     "EventSink",
+    "FetchError",
     "FinishReason",
     "Finished",
     "Hit",
     "InputFileError",
+    "LLMFactory",
     "MemorySearch",
     "Message",
     "Method",
     "MissingExtraError",
     "Opening",
     "Prompt",
+    "QueueFull",
     "ReaderOptions",
     "ReaderResult",
     "ReplayMissError",
     "Sampling",
     "ScriptedLLM",
     "Search",
+    "SearchFactory",
     "SearchFinished",
     "SearchO1Error",
     "SearchOptions",
@@ -96,12 +109,16 @@ __all__ = [
     "Trace",
     "Usage",
     "build_llm",
+    "build_search",
     "engine_options",
     "extract_answer",
     "extract_boxed",
     "extract_code",
     "get_method",
     "load_settings",
+    "open_cache",
     "open_pipeline",
+    "register_backend",
     "register_method",
+    "unregister_backend",
 ]

@@ -24,8 +24,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from search_o1.config import TASKS, Settings
 from search_o1.engine import Engine
-from search_o1.methods import METHODS
 from search_o1.errors import QueueFull
+from search_o1.methods import METHODS
 from search_o1.pipeline import open_pipeline
 from search_o1.serve import openai_wire as wire
 from search_o1.serve.health import health_report
