@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tests.servers.web import make_pdf
 
-import search_o1.corpus.html_text as html_text
 import search_o1.corpus.passage as passage_module
+import search_o1.extract as extract_module
 from search_o1.corpus.load import iter_passages, load_passages
 from search_o1.corpus.passage import MAX_WORDS, Passage, chunk_text
 from search_o1.errors import InputFileError
@@ -23,7 +23,7 @@ def write_lines(path: Path, lines: list[str]) -> Path:
 
 def test_doctests() -> None:
     assert doctest.testmod(passage_module).failed == 0
-    assert doctest.testmod(html_text).failed == 0
+    assert doctest.testmod(extract_module).failed == 0
 
 
 # ---- JSONL ----
@@ -113,7 +113,7 @@ def test_folder_reads_every_kind_with_titles_and_ids(docs: Path) -> None:
     assert got["guide.md#0"].title == "The Guide"
     page = got["sub/page.html#0"]
     assert page.title == "Opera Page"
-    assert "Rome & Lucca." in page.text and "var x" not in page.text
+    assert "Rome & Lucca." in page.text and "Second." in page.text and "var x" not in page.text
     assert got["paper.pdf#0"].title == "paper"
     assert "Hello PDF world" in got["paper.pdf#0"].text
 
@@ -127,14 +127,14 @@ def test_a_single_document_file_is_a_source(docs: Path) -> None:
     assert [p.id for p in load_passages(docs / "notes.txt")] == ["notes.txt#0"]
 
 
-def test_folder_reports_non_utf8_and_broken_pdf_files_together(docs: Path) -> None:
-    (docs / "latin.txt").write_bytes(b"line one\ncaf\xe9\n")
+def test_folder_reports_binary_and_broken_pdf_files_together(docs: Path) -> None:
+    (docs / "image.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (docs / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
     with pytest.raises(InputFileError) as info:
         load_passages(docs)
     message = str(info.value)
     assert "2 unreadable files" in message
-    assert "latin.txt: not UTF-8 (line 2)" in message
+    assert "image.txt: binary content, not text" in message
     assert "broken.pdf: unreadable PDF" in message
 
 

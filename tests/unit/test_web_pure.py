@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from search_o1._http import retry_after_s as parse_retry_after
-from search_o1.fetch.extract import decode, extract_text, plain_html_text
+from search_o1.extract import decode, extract_text, plain_html_text
 from search_o1.fetch.guard import BlockedURLError, HostPolicy, is_public_address
 from search_o1.fetch.robots import rules_from
 from search_o1.search.duckduckgo import hits_from_rows
@@ -121,7 +121,7 @@ def test_decoding_rules() -> None:
 
 def test_plain_extractor_and_sniffing() -> None:
     html = "<html><script>bad()</script><nav>menu</nav><p>Hello</p><p>world &amp; all</p></html>"
-    assert plain_html_text(html) == "Hello\nworld & all"
+    assert plain_html_text(html) == "Hello\n\nworld & all"
     # Mislabelled as octet-stream but clearly HTML: sniffed.
     assert "Hello" in extract_text(html.encode(), "application/octet-stream", "http://x/")
 

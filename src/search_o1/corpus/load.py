@@ -3,10 +3,12 @@
 JSONL (one JSON object a line, UTF-8): FlashRAG's `contents` ("Title\\ntext"), or
 `title` + `text`, or `text` alone; `id` is optional (default: the line number).
 Folders: .txt, .md, .html and .pdf files, found recursively (hidden ones skipped), each
-cut into passages of 100-200 words titled by the document's title or file name.
+cut into passages of 100-200 words titled by the document's title or file name. Files
+become text exactly as fetched web pages do (`search_o1.extract`: charset detection,
+boilerplate removal for HTML).
 
 Bad input fails as a whole, before anything is built: every malformed JSONL line, or every
-file that is not UTF-8 or not a readable PDF, is collected and reported in one error.
+file that is binary or not a readable PDF, is collected and reported in one error.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from search_o1.corpus.html_text import html_to_text
 from search_o1.corpus.passage import Passage, chunk_text
 from search_o1.errors import InputFileError
+from search_o1.extract import UnsupportedContent, extract, file_content_type
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -115,50 +117,17 @@ def read_jsonl(path: Path) -> Iterator[Passage]:
 # ---- documents ----
 
 
-def _decode(path: Path, data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise ValueError(f"{path}: not UTF-8 (line {line}); convert it, e.g. with iconv") from None
-
-
-def _markdown_title(text: str) -> str:
-    for line in text.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return ""
-
-
-def _pdf_text(path: Path) -> tuple[str, str]:
-    # Imported here: pypdf is only needed by folders that hold PDFs.
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
-    try:
-        reader = PdfReader(path)
-        pages = [page.extract_text() or "" for page in reader.pages]
-        meta_title = reader.metadata.title if reader.metadata else None
-    except (PyPdfError, ValueError, KeyError, OSError) as e:
-        raise ValueError(f"{path}: unreadable PDF ({e})") from None
-    return str(meta_title or "").strip(), "\n\n".join(p.strip() for p in pages)
-
-
 def _document_text(path: Path) -> tuple[str, str]:
     """(title, text) of one document file; ValueError when it cannot be read as text."""
-    suffix = path.suffix.lower()
-    if suffix == ".pdf":
-        return _pdf_text(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise ValueError(f"{path}: cannot read ({e.strerror})") from None
-    text = _decode(path, data)
-    if suffix in {".html", ".htm"}:
-        return html_to_text(text)
-    if suffix in {".md", ".markdown"}:
-        return _markdown_title(text), text
-    return "", text
+    try:
+        doc = extract(data, file_content_type(path.suffix), path.as_uri())
+    except UnsupportedContent as e:
+        raise ValueError(f"{path}: {e}") from None
+    return doc.title, doc.text
 
 
 def read_document(path: Path, ident: str) -> list[Passage]:

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from search_o1.errors import ConfigError, FetchError
-from search_o1.fetch.extract import UnsupportedContent, extract_text
+from search_o1.extract import UnsupportedContent, extract_text
 from search_o1.fetch.guard import BlockedURLError, GuardedTransport, HostPolicy
 from search_o1.fetch.robots import (
     ROBOTS_MAX_BYTES,
