@@ -51,6 +51,7 @@ from search_o1.types import (
     SearchStarted,
     Step,
     TextDelta,
+    TextSink,
     Trace,
     Usage,
 )
@@ -87,6 +88,13 @@ class _Chain:
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    def text_sink(self) -> TextSink | None:
+        """Generated text for a listener; None when no one listens, so that a model
+        stream cut off midway can be resent (nothing shown has to be taken back)."""
+        if self.on_event is None:
+            return None
+        return lambda text: self.emit(TextDelta(text))
 
     def append(self, text: str, *, generated: bool = False) -> None:
         self.prompt = self.prompt.extend(text)
@@ -191,7 +199,7 @@ class Engine:
                     max_tokens=max_tokens,
                     sampling=self.options.sampling,
                 ),
-                on_text=lambda text: chain.emit(TextDelta(text)),
+                on_text=chain.text_sink(),
             )
         chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
         if completion.prompt_tokens:
@@ -305,7 +313,7 @@ class Engine:
                     sampling=self.options.sampling,
                     grammar=_FORCED_QUERY_GRAMMAR,
                 ),
-                on_text=lambda text: chain.emit(TextDelta(text)),
+                on_text=chain.text_sink(),
             )
         chain.trace.usage += Usage(completion.prompt_tokens, completion.completion_tokens)
         written = " ".join(completion.text.split())

@@ -11,9 +11,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
+import httpx
 import pytest
 from tests.servers.openai_server import openai_server
+from tests.wire import Wire
 
+from search_o1._http import RetryPolicy
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
@@ -30,7 +33,9 @@ SAMPLING = Sampling(seed=7)
 def fast(url: str, **kw: Any) -> OpenAILLM:
     """A client with tiny back-off so retry tests run in milliseconds."""
     kw.setdefault("chat_template", "chatml")
-    return OpenAILLM(url, backoff_s=0.01, max_backoff_s=0.05, connect_timeout_s=2.0, **kw)
+    retries = kw.pop("retries", 4)
+    kw.setdefault("retry", RetryPolicy(retries=retries, backoff_s=0.01, max_backoff_s=0.05))
+    return OpenAILLM(url, connect_timeout_s=2.0, **kw)
 
 
 def reply(text: str) -> Any:
@@ -42,7 +47,7 @@ def reply(text: str) -> Any:
 async def test_stop_string_normalised(return_stop: bool, streaming: bool) -> None:
     pieces: list[str] = []
     with openai_server(reply(QUERY), return_stop=return_stop) as server:
-        llm = fast(server.url)
+        llm = fast(server.url, stream=streaming)
         on_text = pieces.append if streaming else None
         done = await llm.complete(
             CompletionRequest(PROMPT, stop=[END], max_tokens=100, sampling=SAMPLING),
@@ -138,7 +143,7 @@ async def test_auto_template_falls_back_to_chatml() -> None:
 @pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
 async def test_chat_mode_continues_the_final_assistant_message(streaming: bool) -> None:
     with openai_server(reply(" Paris." + END), return_stop=False) as server:
-        llm = fast(server.url, api_mode="chat")
+        llm = fast(server.url, api_mode="chat", stream=streaming)
         done = await llm.complete(
             CompletionRequest(
                 PROMPT.extend("The capital is"), stop=[END], max_tokens=20, sampling=SAMPLING
@@ -163,17 +168,24 @@ async def test_chat_mode_asks_vllm_to_continue() -> None:
 
 
 async def test_429_then_success_honours_retry_after() -> None:
-    with openai_server(reply("fine"), fail_first=2, retry_after=0.2) as server:
-        llm = fast(server.url, retries=3)
-        started = time.monotonic()
-        done = await llm.complete(
-            CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING)
-        )
-        elapsed = time.monotonic() - started
-        await llm.aclose()
+    """Wire-level (httpx.MockTransport): the waits are recorded, not slept."""
+    busy = httpx.Response(429, json={"error": {"message": "busy"}}, headers={"Retry-After": "0.2"})
+    fine = httpx.Response(200, json={"choices": [{"text": "fine", "finish_reason": "stop"}]})
+    replies = [busy, busy, fine]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"data": [{"id": "m", "owned_by": "vllm"}]})
+        return replies.pop(0)
+
+    wire = Wire([answer])
+    llm = OpenAILLM("http://model.test/v1", chat_template="chatml", stream=False,
+                    transport=wire.transport, retry=wire.policy(retries=3))  # fmt: skip
+    done = await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
+    await llm.aclose()
     assert done.text == "fine"
-    assert len(server.completion_requests) == 3
-    assert elapsed >= 0.4  # two waits of Retry-After: 0.2
+    assert len([r for r in wire.requests if r.method == "POST"]) == 3
+    assert wire.sleeps == [0.2, 0.2]  # two waits of Retry-After: 0.2
 
 
 async def test_persistent_500_raises_after_retries() -> None:
@@ -190,7 +202,7 @@ async def test_persistent_500_raises_after_retries() -> None:
 @pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
 async def test_malformed_json_is_a_backend_error(streaming: bool) -> None:
     with openai_server(reply("x"), malformed=True) as server:
-        llm = fast(server.url)
+        llm = fast(server.url, stream=streaming)
         with pytest.raises(BackendError, match="malformed response"):
             await llm.complete(
                 CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING),

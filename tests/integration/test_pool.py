@@ -17,6 +17,7 @@ from typing import Any
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 
 from search_o1 import markers as mk
+from search_o1._http import RetryPolicy
 from search_o1.config import load_settings
 from search_o1.engine import Engine
 from search_o1.llm.base import CompletionRequest
@@ -148,7 +149,7 @@ async def test_a_dead_server_is_skipped_and_backed_off() -> None:
                 OpenAILLM(dead_url, retries=0, chat_template="chatml"),
                 OpenAILLM(live.url, retries=0, chat_template="chatml"),
             ],
-            backoff_s=60,
+            retry=RetryPolicy(backoff_s=60),
         )
         try:
             traces = await run_questions(pool, 4)

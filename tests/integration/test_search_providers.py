@@ -7,10 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 from tests.serve_support import scripted_engine
 from tests.servers.web import Reply, Request, web_server
+from tests.wire import Wire
 
+from search_o1._http import RetryPolicy
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.search.bing import BingSearch
@@ -110,8 +113,7 @@ PROVIDERS = {
 
 def _backend(name: str, server_base: str, **kw: Any) -> HTTPSearch:
     p = PROVIDERS[name]
-    kw.setdefault("retries", 2)
-    kw.setdefault("backoff_s", 0.01)
+    kw.setdefault("retry", RetryPolicy(retries=kw.pop("retries", 2), backoff_s=0.01))
     kw.setdefault("rate_per_s", 0)  # no spacing in tests
     return p.cls(endpoint=server_base + p.path, api_key=KEY if p.env else None, **kw)
 
@@ -170,31 +172,61 @@ async def test_401_is_clear_and_not_retried(provider: str) -> None:
     assert len(srv.requests) == 1
 
 
+def _wired(name: str, wire: Wire, **policy: Any) -> HTTPSearch:
+    """A provider answering from `wire` (no server, no real waits)."""
+    p = PROVIDERS[name]
+    return p.cls(
+        endpoint="http://search.test" + p.path,
+        api_key=KEY if p.env else None,
+        rate_per_s=0,
+        transport=wire.transport,
+        retry=wire.policy(**policy),
+    )
+
+
 async def test_429_honours_retry_after(provider: str) -> None:
     p = PROVIDERS[provider]
-    replies = [Reply(429, "slow down", headers={"Retry-After": "1"}),
-               Reply(body=p.respond(RESULTS))]  # fmt: skip
-    with web_server({p.path: lambda r: replies.pop(0)}) as srv:
-        # A long back-off: had Retry-After been ignored the wait would exceed 2.5 s.
-        backend = _backend(provider, srv.base, backoff_s=5.0)
-        start = time.monotonic()
-        hits = await backend.search("q", k=3)
-        waited = time.monotonic() - start
-    assert len(hits) == 2 and len(srv.requests) == 2
-    assert 0.9 <= waited < 2.5
+    wire = Wire([httpx.Response(429, text="slow down", headers={"Retry-After": "1"}),
+                 httpx.Response(200, json=p.respond(RESULTS))])  # fmt: skip
+    # A long back-off: had Retry-After been ignored the wait would be 2.5 s or more.
+    hits = await _wired(provider, wire, retries=2, backoff_s=5.0).search("q", k=3)
+    assert len(hits) == 2 and len(wire.requests) == 2
+    assert len(wire.sleeps) == 1 and 0.9 <= wire.sleeps[0] < 2.5
 
 
 async def test_persistent_500_raises_after_retries(provider: str) -> None:
     p = PROVIDERS[provider]
-    with (
-        web_server({p.path: Reply(500, f"upstream broke (key={KEY})")}) as srv,
-        pytest.raises(BackendError) as e,
-    ):
-        await _backend(provider, srv.base, retries=2).search("q", k=3)
+    wire = Wire([httpx.Response(500, text=f"upstream broke (key={KEY})")])
+    with pytest.raises(BackendError) as e:
+        await _wired(provider, wire, retries=2).search("q", k=3)
     assert e.value.status == 500 and e.value.retryable
-    assert len(srv.requests) == 3
+    assert len(wire.requests) == 3 and len(wire.sleeps) == 2
     if p.env:
         assert KEY not in str(e.value)  # an echoed key is scrubbed
+
+
+async def test_a_dripping_search_api_fails_at_its_deadline() -> None:
+    """Headers at once, then one byte at a time: the read timeout never trips; the
+    deadline does, and the failure is not retried (it would drip again)."""
+    p = PROVIDERS["serper"]
+    with web_server({p.path: Reply(body=p.respond(RESULTS), drip_s=0.05)}) as srv:
+        backend = _backend("serper", srv.base, deadline_s=0.3)
+        with pytest.raises(BackendError, match=r"no complete answer within 0\.3 s") as e:
+            await backend.search("q", k=3)
+        await backend.aclose()
+    assert not e.value.retryable and len(srv.requests) == 1
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["declared", "undeclared"])
+async def test_an_oversized_search_body_is_refused(length: bool) -> None:
+    """The cap holds whether or not the server declares the size (pages are capped too)."""
+    p = PROVIDERS["serper"]
+    big = p.respond(RESULTS * 200)
+    with web_server({p.path: Reply(body=big, length=length)}) as srv:
+        backend = _backend("serper", srv.base, max_bytes=10_000)
+        with pytest.raises(BackendError, match="response over 10000 bytes"):
+            await backend.search("q", k=3)
+        await backend.aclose()
 
 
 async def test_malformed_json(provider: str) -> None:

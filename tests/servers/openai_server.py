@@ -16,6 +16,8 @@ Only stdlib: ThreadingHTTPServer in a daemon thread.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +26,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Respond = Callable[[dict[str, Any]], str]
+# Given the completion request's number (0 for the first), the way to misbehave, or None:
+# "html200" (a proxy's HTML page with status 200), "empty_choices" (JSON, no choices),
+# "truncate" (half the stream, then a clean end with no finish_reason and no [DONE]),
+# "reset" (half the stream, then a TCP reset), "stall" (half the stream, then silence
+# for `stall_s`), "html404" / "html501" (an HTML error page, like a static web server).
+Fault = Callable[[int], str | None]
+FAULTS = ("html200", "empty_choices", "truncate", "reset", "stall", "html404", "html501")
 ApplyTemplate = Callable[[list[dict[str, str]]], str]
 COMPLETION_PATHS = ("/v1/completions", "/v1/chat/completions")
 CHUNK_CHARS = 4
@@ -65,6 +74,10 @@ class _Config:
         self.__dict__.update(kw)
         self.failures_left: int = kw["fail_first"]
         self.lock = threading.Lock()
+        self.completions = 0  # completion requests answered so far
+        # prompt + the text a cut stream had sent -> the rest of that reply, so that a
+        # client continuing after a cut gets what a deterministic model would say.
+        self.rests: dict[str, str] = {}
 
 
 def _cut(text: str, body: dict[str, Any], return_stop: bool) -> tuple[str, str, str | None]:
@@ -184,9 +197,17 @@ class _Handler(BaseHTTPRequestHandler):
                 f"However, you requested {_tokens(prompt)} tokens in the messages."
             )
             return self._error(400, message)
-        text, finish, matched = _cut(cfg.respond(body), body, cfg.return_stop)
+        whole = cfg.rests.get(prompt)
+        text, finish, matched = _cut(
+            cfg.respond(body) if whole is None else whole, body, cfg.return_stop
+        )
         if cfg.malformed:
             return self._send_malformed(body)
+        with cfg.lock:
+            number, cfg.completions = cfg.completions, cfg.completions + 1
+        fault = cfg.fault(number) if cfg.fault else None
+        if fault:
+            return self._misbehave(fault, body, prompt, text)
         chat = self.path.endswith("/chat/completions")
         usage = {
             "prompt_tokens": _tokens(prompt),
@@ -238,6 +259,34 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse_raw(b"data: [DONE]\n\n")
             return self._end_sse()
         self._send(200, b'{"choices": [{"text": "unterminated')
+
+    # ---- faults ----
+
+    def _misbehave(self, fault: str, body: dict[str, Any], prompt: str, text: str) -> None:
+        if fault.startswith("html"):
+            status = int(fault[4:])
+            page = b"<!DOCTYPE html><html><head><title>Bad Gateway</title></head>"
+            page += b"<body><h1>502 Bad Gateway</h1><p>upstream went away</p></body></html>"
+            return self._send(status, page, {"Content-Type": "text/html; charset=utf-8"})
+        if fault == "empty_choices" or not body.get("stream"):
+            return self._send(200, self._envelope(False, []))
+        chat = self.path.endswith("/chat/completions")
+        half = text[: len(text) // 2 // CHUNK_CHARS * CHUNK_CHARS]
+        self.cfg.rests[prompt + half] = text[len(half) :]
+        self._start_sse()
+        for i in range(0, len(half), CHUNK_CHARS):
+            piece = half[i : i + CHUNK_CHARS]
+            content = {"delta": {"content": piece}} if chat else {"text": piece}
+            self._sse(self._envelope(chat, [{"index": 0, "finish_reason": None, **content}]))
+        if fault == "stall":
+            time.sleep(self.cfg.stall_s)
+        if fault == "reset":
+            # SO_LINGER 0: close sends a TCP RST, as a crashed proxy or server does.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            return
+        self._end_sse()  # a well-formed end of a body that is not a whole stream
+        self.close_connection = True
 
     # ---- SSE ----
 
@@ -301,6 +350,8 @@ def openai_server(
     apply_template: ApplyTemplate | None = None,
     owned_by: str | None = None,
     reject_fields: tuple[str, ...] = (),
+    fault: Fault | None = None,
+    stall_s: float = 1.0,
 ) -> Iterator[FakeOpenAIServer]:
     """Run a fake OpenAI-compatible server on a free loopback port for the `with` block.
 
@@ -311,6 +362,8 @@ def openai_server(
     GET /v1/models says `owned_by` "vllm" when `return_stop` else "llamacpp" (as those
     servers do), unless `owned_by` is given. `reject_fields` makes it strict like OpenAI's
     hosted API: a request holding any of those fields gets a 400 naming it.
+    `fault(n)` makes completion request n misbehave (see `Fault`); `stall_s` is how long
+    a "stall" stays silent.
     """
     cfg = _Config(
         respond=respond,
@@ -326,6 +379,8 @@ def openai_server(
         apply_template=apply_template,
         owned_by=owned_by,
         reject_fields=reject_fields,
+        fault=fault,
+        stall_s=stall_s,
     )
     handler = type("Handler", (_Handler,), {"cfg": cfg})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)

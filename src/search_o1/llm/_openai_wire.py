@@ -356,4 +356,37 @@ def is_overflow(status: int, message: str) -> bool:
 
 
 def is_retryable(status: int) -> bool:
-    return status in (408, 409, 425, 429) or status >= 500
+    """Statuses worth trying again. 501 (not implemented) and 505 say the server will
+    never serve this request: `python3 -m http.server` answers a POST with 501."""
+    return status in (408, 409, 425, 429) or (status >= 500 and status not in (501, 505))
+
+
+def no_such_endpoint(status: int, message: str) -> bool:
+    """404/405/501 not about the model: the server has no such path or method."""
+    return status in (404, 405, 501) and "model" not in message.lower()
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def is_html(content_type: str, text: str) -> bool:
+    head = text.lstrip()[:64].lower()
+    return "html" in content_type.lower() or head.startswith(("<!doctype html", "<html"))
+
+
+def describe_body(content_type: str, text: str) -> str:
+    """One line saying what a body that is not our JSON was (never the whole page).
+
+    >>> describe_body("text/html", "<html><title>Error response</title><p>...")
+    "an HTML page titled 'Error response'"
+    >>> describe_body("application/json", '{"object": "list"}')
+    'application/json: {"object": "list"}'
+    """
+    if is_html(content_type, text):
+        title = _TITLE.search(text)
+        name = " ".join(title.group(1).split())[:80] if title else ""
+        return f"an HTML page titled {name!r}" if name else "an HTML page"
+    line = " ".join(text.split())[:120]
+    if not line:
+        return "an empty body"
+    return f"{content_type.split(';')[0] or 'a body'}: {line}"

@@ -6,31 +6,38 @@ request extends the previous one and the server's prefix cache reuses it. `api_m
 serves servers without raw completions: the text so far goes in a final assistant message
 that the server continues (vLLM `continue_final_message`, llama.cpp prefill).
 
-Wire details (bodies, replies, SSE, error texts) live in `_openai_wire`; this module owns
-the connection: discovery, retries, timeouts, connection pooling and the mapping to typed
-errors. One instance talks to one server; `PoolLLM` routes over several.
+Wire details (bodies, replies, SSE, error texts) live in `_openai_wire`, reading a stream
+in `_openai_stream`, error mapping in `_openai_errors`; this module owns the connection:
+discovery, retries (the package's RetryPolicy), timeouts and deadlines, connection pooling.
+One instance talks to one server; `PoolLLM` routes over several.
+
+Every request is streamed (unless `stream=False`), whether or not anyone watches the text:
+that is what lets a stalled server be told from a slow one. A stream cut off midway is
+continued from the text received when the prompt is raw (completions mode: the received
+text is appended byte for byte, exactly as the engine continues a chain); in chat mode it
+is resent from the start, unless its text was already shown live (`on_text`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
-import random
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager, suppress
-from typing import Any, Literal, TypeVar, cast
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Literal, cast
 
 import httpx
 
-from search_o1._http import retry_after_s
+from search_o1._http import USER_AGENT, RetryPolicy, deadline
 from search_o1.config import Settings
-from search_o1.errors import BackendError, ConfigError, ContextOverflowError
+from search_o1.errors import BackendError, ConfigError
+from search_o1.llm import _openai_errors as errors
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
+from search_o1.llm._openai_stream import Kept, StreamCut, malformed, read_stream
 from search_o1.llm._transport import ShardedTransport
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
@@ -41,9 +48,12 @@ from search_o1.types import Completion, Message, TextSink
 log = logging.getLogger(__name__)
 BACKEND = "openai"
 _RENDER_CACHE_SIZE = 4096
-# How long to wait for the end of a streamed body after its `[DONE]` (see _drain).
-_DRAIN_S = 0.25
-T = TypeVar("T")
+# A whole model request, all of its tokens: long generations (32k tokens at 10 tokens/s)
+# fit; a server dripping a token a minute does not hold a run for ever.
+DEADLINE_S = 3600.0
+# Silence inside a started stream; healthy servers send a token every few tens of ms,
+# and even a preempted vLLM sequence resumes well within this.
+STALL_S = 120.0
 
 
 def _root(base_url: str) -> str:
@@ -69,6 +79,10 @@ class OpenAILLM:
     scheduler's model-request limit, or requests beyond it queue inside httpx.
     `continuation`: how a chat request continues a chain ("continue_final", "prefix",
     "prefill"; "raw" means completions mode); None picks it from what the server is.
+    `timeout_s` bounds each read, `deadline_s` a whole request, `stall_timeout_s` the
+    silence inside a started stream. `retry` (default: `retries` with the package's
+    back-off) says what is tried again; `transport` replaces the connection pool (tests
+    pass `httpx.MockTransport`).
     """
 
     name = BACKEND
@@ -84,11 +98,14 @@ class OpenAILLM:
         context_length: int | None = None,
         timeout_s: float = 600.0,
         connect_timeout_s: float = 10.0,
+        deadline_s: float | None = DEADLINE_S,
+        stall_timeout_s: float | None = STALL_S,
         retries: int = 4,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 30.0,
+        retry: RetryPolicy | None = None,
         max_connections: int = 256,
         continuation: rsn.Continuation | None = None,
+        stream: bool = True,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         # A one-element list is accepted as before; several servers need a PoolLLM.
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
@@ -102,9 +119,10 @@ class OpenAILLM:
         self.api_mode: Literal["completions", "chat"] = (
             "completions" if continuation == "raw" else api_mode
         )
-        self.retries = max(0, retries)
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
+        self.retry = retry or RetryPolicy(retries=max(0, retries))
+        self.deadline_s = deadline_s
+        self.stall_timeout_s = stall_timeout_s
+        self.stream = stream
         self._configured_context = context_length
         self._template_spec = chat_template
         self._local = None if chat_template in (None, SERVER) else local_template(chat_template)
@@ -117,7 +135,9 @@ class OpenAILLM:
         self._continuation = continuation  # None: chosen by what the server is
         self._lock = asyncio.Lock()
         self._secret = api_key  # only for the header and for redacting error texts
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers = {"User-Agent": USER_AGENT}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         # httpx's default cap (100 connections) is below the scheduler's 256 model requests
         # in flight; requests past it queued in httpcore, whose pool then matched every
@@ -127,7 +147,7 @@ class OpenAILLM:
         self._client = httpx.AsyncClient(
             headers=headers,
             timeout=timeout,
-            transport=ShardedTransport(size),
+            transport=transport or ShardedTransport(size),
             # Only for proxies taken from the environment, which get their own transports.
             limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
         )
@@ -177,7 +197,7 @@ class OpenAILLM:
     ) -> Completion:
         try:
             return await self._complete(request, on_text)
-        except _NoEndpoint:
+        except errors.NoEndpoint:
             if self.api_mode != "completions":
                 raise
             # Chat-only servers (many hosted APIs and thin wrappers) have no raw
@@ -210,7 +230,7 @@ class OpenAILLM:
         self.api_mode = "completions"
         try:
             return await self._complete(request, on_text)
-        except _NoEndpoint:
+        except errors.NoEndpoint:
             self.api_mode, self._chat_forced = "chat", True
             raise BackendError(BACKEND, f"{cannot}, and has no raw completions: use a "
                                "server that can, or --api-mode tools") from None  # fmt: skip
@@ -227,23 +247,28 @@ class OpenAILLM:
         else:
             url = self.base_url + "/completions"
             sent = await self.render(prompt.messages) + prompt.continuation
+        kept = Kept() if isinstance(sent, str) else None
+        stream = self.stream or on_text is not None
 
         def body() -> dict[str, Any]:
+            asked, text = request, sent
+            if kept is not None and isinstance(sent, str):
+                asked, text = kept.resume(request, sent)
             out = wire.build_body(
-                request,
+                asked,
                 model=self.model,
-                prompt=sent,
-                stream=on_text is not None,
+                prompt=text,
+                stream=stream,
                 kind=info.kind,
                 extras=self._send_extras,
             )
             return out | plan.fields if plan is not None and self._send_extras else out
 
         thinking = plan.thinking if plan is not None else False
-        reply = await self._complete_request(url, body, on_text, thinking)
+        reply = await self._complete_request(url, body, on_text, thinking, kept)
         _require_visible_thinking(url, reply, request)
         content = reply.text
-        if plan is not None and on_text is None and info.kind != "vllm":
+        if plan is not None and not stream and info.kind != "vllm":
             # llama.cpp's non-streamed chat reply repeats the prefilled assistant text.
             content = content.removeprefix(prompt.continuation)
         raw = rsn.join_reply(thinking, reply.reasoning, content)
@@ -294,7 +319,7 @@ class OpenAILLM:
         await self._discover()  # vLLM's /tokenize wants the model name
         root = _root(self.base_url)
         try:
-            return await self._retrying(
+            return await self.retry.call(
                 lambda: self._render_on(root, messages), what=f"{root} (chat template)"
             )
         except ServerTemplateUnavailable:
@@ -308,9 +333,10 @@ class OpenAILLM:
 
     async def _render_on(self, root: str, messages: tuple[Message, ...]) -> str:
         try:
-            return await _render_on_server(self._client, root, messages, model=self.model)
+            async with self._deadline(root):
+                return await _render_on_server(self._client, root, messages, model=self.model)
         except httpx.TransportError as e:
-            raise _transport_error(root, e) from None
+            raise errors.transport_error(root, e) from None
 
     # ---- discovery -----------------------------------------------------------------------
 
@@ -321,7 +347,7 @@ class OpenAILLM:
         async with self._lock:
             if self._info is None:
                 url = self.base_url + "/models"
-                info = await self._retrying(lambda: self._fetch_models(url), what=url)
+                info = await self.retry.call(lambda: self._fetch_models(url), what=url)
                 if self.model is None:
                     self.model = self._default_model(info)
                 self._info = info
@@ -329,9 +355,10 @@ class OpenAILLM:
 
     async def _fetch_models(self, url: str) -> wire.ServerInfo:
         try:
-            response = await self._client.get(url)
+            async with self._deadline(url):
+                response = await self._client.get(url)
         except httpx.TransportError as e:
-            raise _transport_error(url, e) from None
+            raise errors.transport_error(url, e) from None
         if wire.is_retryable(response.status_code):
             raise self._http_error(url, response)
         try:
@@ -348,32 +375,15 @@ class OpenAILLM:
         return None  # llama.cpp-like servers serve one model and ignore the field
 
     async def _props_context(self) -> int | None:
+        url = _root(self.base_url) + "/props"
         try:
-            response = await self._client.get(_root(self.base_url) + "/props")
+            async with self._deadline(url):
+                response = await self._client.get(url)
             return wire.props_context(response.json()) if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+        except (httpx.HTTPError, ValueError, BackendError):
             return None
 
     # ---- requests, retries, errors -------------------------------------------------------
-
-    async def _retrying(self, attempt: Callable[[], Awaitable[T]], *, what: str) -> T:
-        """Run `attempt` until it succeeds, a non-retryable error, or retries run out."""
-        for tries in itertools.count():
-            try:
-                return await attempt()
-            except BackendError as e:
-                if not e.retryable or tries >= self.retries:
-                    raise
-                delay = self._delay(tries, e.retry_after)
-                log.info("%s failed (%s); retry %d in %.2fs", what, e, tries + 1, delay)
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_backoff_s * 4)
-        backoff = min(self.max_backoff_s, self.backoff_s * 2.0**attempt)
-        return backoff * (0.5 + random.random() / 2)  # jitter spreads retrying clients
 
     async def _complete_request(
         self,
@@ -381,47 +391,68 @@ class OpenAILLM:
         body: Callable[[], dict[str, Any]],
         on_text: TextSink | None,
         thinking: bool = False,
+        kept: Kept | None = None,
     ) -> wire.Reply:
+        """POST a completion with retries; `kept` (raw prompts) collects the text of
+        streams cut off midway, and the next attempt continues after it."""
         shown: list[str] = []
 
         def sink(piece: str) -> None:
-            shown.append(piece)
             if on_text is not None:
+                shown.append(piece)
                 on_text(piece)
 
         async def attempt() -> wire.Reply:
             try:
-                return await self._post_once(url, body(), sink, thinking)
+                reply = await self._post_once(url, body(), sink, thinking)
+            except StreamCut as cut:
+                if kept is not None:
+                    kept.add(cut)
+                    shown.clear()  # kept text stays true: the next attempt extends it
+                raise self._unless_shown(cut, shown) from None
             except BackendError as e:
-                if shown:  # text already shown live cannot be taken back: no replay
-                    e.retryable = False
-                elif self._send_extras and _names_extra(e):
+                if self._send_extras and not shown and _names_extra(e):
                     log.warning("%s rejects non-standard fields; sending standard ones", url)
                     self._send_extras = False
-                    return await self._post_once(url, body(), sink, thinking)
-                raise
+                    return await attempt()
+                raise self._unless_shown(e, shown) from None
+            return reply if kept is None else kept.join(reply)
 
-        return await self._retrying(attempt, what=url)
+        return await self.retry.call(attempt, what=url)
+
+    @staticmethod
+    def _unless_shown(error: BackendError, shown: list[str]) -> BackendError:
+        if shown:  # text already shown live cannot be taken back: no replay
+            error.retryable = False
+        return error
 
     async def _post_once(
         self, url: str, body: dict[str, Any], on_text: TextSink, thinking: bool = False
     ) -> wire.Reply:
-        async with self._open(url, body) as response:
+        async with self._deadline(url), self._open(url, body) as response:
             if response.status_code != 200:
                 await response.aread()
                 raise self._http_error(url, response)
             # Some servers ignore `stream` and answer with one JSON body: read it whole.
-            if body.get("stream") and "json" not in response.headers.get("content-type", ""):
-                return await _read_stream(url, response, on_text, thinking)
+            ctype = response.headers.get("content-type", "")
+            if body.get("stream") and "json" not in ctype and "html" not in ctype:
+                stall = self.stall_timeout_s
+                return await read_stream(url, response, on_text, stall_s=stall, thinking=thinking)
             await response.aread()
+            if wire.is_html(ctype, response.text):
+                raise errors.not_a_completion(url, response)
             try:
                 reply = wire.parse_reply(response.json())
             except ValueError as e:
-                raise _malformed(url, e) from None
+                raise malformed(url, e) from None
             shown = rsn.join_reply(thinking, reply.reasoning, reply.text)
             if body.get("stream") and shown:
                 on_text(shown)
             return reply
+
+    def _deadline(self, url: str) -> AbstractAsyncContextManager[None]:
+        seconds = self.deadline_s
+        return deadline(seconds, lambda: errors.overdue(url, seconds or 0.0))
 
     @asynccontextmanager
     async def _open(self, url: str, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
@@ -429,80 +460,10 @@ class OpenAILLM:
             async with self._client.stream("POST", url, json=body) as response:
                 yield response
         except httpx.TransportError as e:
-            raise _transport_error(url, e) from None
+            raise errors.transport_error(url, e) from None
 
     def _http_error(self, url: str, response: httpx.Response) -> BackendError:
-        status = response.status_code
-        message = wire.body_message(response.text)
-        if self._secret:  # some servers quote the key they rejected
-            message = message.replace(self._secret, "***")
-        if wire.is_overflow(status, message):
-            return ContextOverflowError(BACKEND, f"{url}: {message}", status=status)
-        if status in (404, 405) and "model" not in message.lower():
-            return _NoEndpoint(BACKEND, f"endpoint not found: {url}: {message}", status=status)
-        if status == 404:
-            message = f"unknown model {self.model!r} at {url}: {message}"
-        elif status in (401, 403):
-            message = f"{url}: not authorised (check the API key variable): {message}"
-        else:
-            message = f"{url}: {message}"
-        return BackendError(
-            BACKEND,
-            message,
-            status=status,
-            retry_after=retry_after_s(response.headers.get("retry-after")),
-            retryable=wire.is_retryable(status),
-        )
-
-
-async def _read_stream(
-    url: str, response: httpx.Response, on_text: TextSink, thinking: bool = False
-) -> wire.Reply:
-    state = wire.StreamState(rsn.ChainJoiner(thinking))
-    sse = wire.SseDecoder()
-    chunks = response.aiter_bytes()
-    async for chunk in chunks:
-        if _apply(url, state, sse.feed(chunk), on_text):
-            await _drain(chunks)
-            break
-    else:
-        _apply(url, state, sse.flush(), on_text)
-    return state.reply()
-
-
-def _apply(url: str, state: wire.StreamState, payloads: list[bytes], on_text: TextSink) -> bool:
-    """Feed SSE payloads to `state`; True at the `[DONE]` sentinel."""
-    for data in payloads:
-        if not data:
-            continue
-        if data == b"[DONE]":
-            return True
-        try:
-            piece = state.feed(json.loads(data))
-        except wire.StreamError as e:
-            raise BackendError(BACKEND, f"{url}: error in stream: {e}") from None
-        except ValueError as e:
-            raise _malformed(url, e) from None
-        if piece:
-            on_text(piece)
-    return False
-
-
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    """Read the body's end that follows `[DONE]` (the chunked-encoding terminator).
-
-    httpcore keeps a connection for reuse only when its response was read to the end;
-    stopping at `[DONE]` made every streamed request open a new TCP connection. A server
-    that holds the stream open after `[DONE]` is cut off after a moment, as before.
-    """
-    with suppress(TimeoutError, httpx.HTTPError):
-        async with asyncio.timeout(_DRAIN_S):
-            async for _ in chunks:
-                pass
-
-
-class _NoEndpoint(BackendError):
-    """The server has no such path (404/405 not about the model)."""
+        return errors.http_error(url, response, model=self.model, secret=self._secret)
 
 
 def _require_visible_thinking(url: str, reply: wire.Reply, request: CompletionRequest) -> None:
@@ -545,29 +506,5 @@ def _completion(
     )
 
 
-# Failures where the server never started (or visibly dropped) the work: safe to resend.
-_RETRYABLE_TRANSPORT = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.RemoteProtocolError,
-    httpx.ReadError,
-)
-
-
-def _transport_error(url: str, error: httpx.TransportError) -> BackendError:
-    kind = type(error).__name__
-    if isinstance(error, httpx.TimeoutException) and not isinstance(error, httpx.ConnectTimeout):
-        # A read timeout means a generation still running or a stuck server; resending
-        # would start the whole generation again, so it is reported, not retried.
-        return BackendError(BACKEND, f"{url}: no answer within the read timeout ({kind})")
-    detail = str(error) or kind
-    retryable = isinstance(error, _RETRYABLE_TRANSPORT)
-    return BackendError(BACKEND, f"cannot reach {url}: {kind}: {detail}", retryable=retryable)
-
-
 def _names_extra(error: BackendError) -> bool:
     return wire.rejects_extras(error.status or 0, str(error))
-
-
-def _malformed(url: str, error: Exception) -> BackendError:
-    return BackendError(BACKEND, f"{url}: malformed response from the server: {error}")

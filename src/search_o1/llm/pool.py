@@ -5,8 +5,8 @@ Routing, per request:
 - its continuations stay on that endpoint (prefix affinity: that replica holds the chain's
   prefix in its KV cache), unless it is down or far more loaded than the least loaded;
 - an endpoint that fails with a retryable error (connection refused, 429, 5xx) is taken
-  out for a back-off period that doubles with each consecutive failure, and the request
-  is retried on another endpoint at once.
+  out for a back-off period from the package's RetryPolicy (doubling with each
+  consecutive failure), and the request is retried on another endpoint at once.
 
 A chain is recognised by its `Prompt.messages`, which never change within a chain; only
 their hash is kept, in a bounded table, so finished chains cost nothing.
@@ -14,12 +14,12 @@ their hash is kept, in a bounded table, so finished chains cost nothing.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from search_o1._http import RetryPolicy
 from search_o1.errors import BackendError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.types import Completion, TextSink
@@ -48,6 +48,8 @@ class PoolLLM:
     `affinity=False` gives plain least-loaded routing (the benchmark's comparison).
     `imbalance`, `min_gap`: a chain leaves its endpoint when that one has more than
     `imbalance` x the least outstanding requests in flight and `min_gap` more.
+    `retry` (default: `retries` with a 1 s base back-off) sets how long a failed
+    endpoint stays out and how many extra attempts a request gets.
     """
 
     name = "pool"
@@ -60,9 +62,8 @@ class PoolLLM:
         affinity: bool = True,
         imbalance: float = 2.0,
         min_gap: int = 16,
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
         retries: int = 4,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not backends:
             raise ValueError("PoolLLM needs at least one backend")
@@ -71,9 +72,7 @@ class PoolLLM:
         self.affinity = affinity
         self.imbalance = imbalance
         self.min_gap = min_gap
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.retries = max(0, retries)
+        self.retry = retry or RetryPolicy(retries=max(0, retries), backoff_s=1.0)
         self._chains: OrderedDict[int, int] = OrderedDict()  # hash(messages) -> endpoint
         self._next = 0  # rotates ties so equal loads spread
 
@@ -86,7 +85,7 @@ class PoolLLM:
         key = hash(prompt.messages)
         # Each endpoint may be tried once more than the retries allow, so one dead server
         # among many never exhausts a request's attempts.
-        attempts = len(self.endpoints) + self.retries
+        attempts = len(self.endpoints) + self.retry.retries
         for attempt in range(attempts):
             index = await self._choose(key, continuing=bool(prompt.continuation))
             endpoint = self.endpoints[index]
@@ -127,7 +126,7 @@ class PoolLLM:
         if not healthy:
             # Everything is down: wait for the first to come back rather than fail.
             soonest = min(range(len(self.endpoints)), key=lambda i: self.endpoints[i].down_until)
-            await asyncio.sleep(max(0.0, self.endpoints[soonest].down_until - now))
+            await self.retry.sleep(max(0.0, self.endpoints[soonest].down_until - now))
             return soonest
         least = self._least_loaded(healthy)
         if self.affinity and continuing:
@@ -158,7 +157,7 @@ class PoolLLM:
 
     def _mark_down(self, endpoint: Endpoint) -> None:
         endpoint.failures += 1
-        delay = min(self.max_backoff_s, self.backoff_s * 2.0 ** (endpoint.failures - 1))
+        delay = self.retry.delay(endpoint.failures - 1, None)
         endpoint.down_until = time.monotonic() + delay
 
     def stats(self) -> list[dict[str, object]]:

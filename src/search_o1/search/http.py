@@ -1,9 +1,11 @@
 """What every HTTP search provider shares: keys, timeouts, retries, rate limits, errors.
 
 A provider subclass says only how to build its request and how to read its response
-(`build_request`, `parse`); this base sends it, retries 429/5xx/connection errors with
-exponential back-off (honouring Retry-After), spaces requests to the provider's rate
-limit, and turns every failure into a BackendError that never contains the key.
+(`build_request`, `parse`); this base sends it, retries 429/5xx/connection errors by the
+package's one RetryPolicy (honouring Retry-After), spaces requests to the provider's rate
+limit, bounds each request by a deadline and its body by a size cap, and turns every
+failure into a BackendError that never contains the key. `transport` lets wire-format
+tests answer with `httpx.MockTransport`.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import html
+import json
 import os
-import random
 import re
 import time
 from dataclasses import dataclass, field
@@ -20,16 +22,18 @@ from typing import Any, ClassVar, Self
 
 import httpx
 
-from search_o1._http import retry_after_s
+from search_o1._http import USER_AGENT, RetryPolicy, deadline, read_capped, retry_after_s
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.types import Hit
 
 __all__ = ["HTTPSearch", "RateLimiter", "Request", "clean_snippet"]
 
-USER_AGENT = "search-o1/0.1 (+https://github.com/search-o1)"
-SEARCH_TIMEOUT_S = 20.0  # the paper's Bing timeout
-MAX_BACKOFF_S = 30.0
+SEARCH_TIMEOUT_S = 20.0  # the paper's Bing timeout, per read
+# The whole request, every byte included: a server that drips its answer is given up on.
+SEARCH_DEADLINE_S = 30.0
+# Result pages are a few kB to a few hundred kB; a bigger body is a fault, not results.
+MAX_RESPONSE_BYTES = 5_000_000
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -88,7 +92,10 @@ class HTTPSearch:
         connect_timeout_s: float = 10.0,
         retries: int = 3,
         rate_per_s: float | None = None,
-        backoff_s: float = 0.5,
+        retry: RetryPolicy | None = None,
+        deadline_s: float | None = SEARCH_DEADLINE_S,
+        max_bytes: int = MAX_RESPONSE_BYTES,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         url = endpoint or self.default_endpoint
         if not url:
@@ -101,8 +108,10 @@ class HTTPSearch:
                     f"search backend {self.name!r} needs an API key in ${self.key_env}"
                 )
         self._key = api_key
-        self.retries = retries
-        self._backoff_s = backoff_s
+        self.retry = retry or RetryPolicy(retries=retries)
+        self.deadline_s = deadline_s
+        self.max_bytes = max_bytes
+        self._transport = transport
         self._limiter = RateLimiter(rate_per_s if rate_per_s is not None else self.rate_per_s)
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self._client: httpx.AsyncClient | None = None
@@ -151,58 +160,66 @@ class HTTPSearch:
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(
-                timeout=self._timeout, headers={"User-Agent": USER_AGENT}
+                timeout=self._timeout,
+                headers={"User-Agent": USER_AGENT},
+                transport=self._transport,
             )
         return self._client
 
     async def _send(self, request: Request) -> Any:
-        attempt = 0
-        while True:
+        async def attempt() -> Any:
             await self._limiter.wait()
-            try:
-                return await self._send_once(request)
-            except BackendError as e:
-                if not e.retryable or attempt >= self.retries:
-                    raise
-                delay = e.retry_after
-                if delay is None:
-                    delay = self._backoff_s * 2**attempt * (0.5 + random.random())
-                await asyncio.sleep(min(delay, MAX_BACKOFF_S))
-                attempt += 1
+            return await self._send_once(request)
+
+        return await self.retry.call(attempt, what=f"{self.name} search")
 
     async def _send_once(self, request: Request) -> Any:
         try:
-            response = await self._get_client().request(
-                request.method,
-                request.url,
-                params=request.params or None,
-                json=request.json,
-                headers=request.headers,
-            )
+            async with deadline(self.deadline_s, self._overdue):
+                return await self._exchange(request)
         except httpx.TimeoutException:
             raise BackendError(self.name, f"timed out ({self._where()})", retryable=True) from None
         except httpx.HTTPError as e:
             msg = f"cannot reach {self._where()}: {type(e).__name__}"
             raise BackendError(self.name, msg, retryable=True) from None
-        return self._decode(response)
 
-    def _decode(self, response: httpx.Response) -> Any:
-        status = response.status_code
+    async def _exchange(self, request: Request) -> Any:
+        async with self._get_client().stream(
+            request.method,
+            request.url,
+            params=request.params or None,
+            json=request.json,
+            headers=request.headers,
+        ) as response:
+            body = await read_capped(response, self.max_bytes)
+        if body is None:
+            msg = f"response over {self.max_bytes} bytes from {self._where()}"
+            raise BackendError(self.name, msg, status=response.status_code)
+        return self._decode(response.status_code, response, body)
+
+    def _overdue(self) -> BackendError:
+        # Not retried: a server this slow once is likely as slow again, and the search
+        # must fail in bounded time (a dripping server once kept `ask` waiting for ever).
+        msg = f"no complete answer within {self.deadline_s:g} s ({self._where()})"
+        return BackendError(self.name, msg)
+
+    def _decode(self, status: int, response: httpx.Response, body: bytes) -> Any:
+        text = body.decode("utf-8", "replace")
         if status in (401, 403):
             msg = f"not authorised: check ${self.key_env}" if self.key_env else "not authorised"
             raise BackendError(self.name, msg, status=status)
         if status == 429 or status >= 500:
             raise BackendError(
                 self.name,
-                self._scrub(response.text[:200]) or response.reason_phrase,
+                self._scrub(text[:200]) or response.reason_phrase,
                 status=status,
                 retry_after=retry_after_s(response.headers.get("Retry-After")),
                 retryable=True,
             )
         if status >= 400:
-            raise BackendError(self.name, self._scrub(response.text[:200]), status=status)
+            raise BackendError(self.name, self._scrub(text[:200]), status=status)
         try:
-            return response.json()
+            return json.loads(body)
         except ValueError:
             raise BackendError(self.name, "malformed JSON in response", status=status) from None
 
