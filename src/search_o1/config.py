@@ -120,6 +120,13 @@ class Settings(BaseSettings):
     timeout: float = setting(600.0, "model", "Read timeout per model request, seconds.", gt=0)
     connect_timeout: float = setting(10.0, "model", "Connect timeout, seconds.", gt=0)
     retries: int = setting(4, "model", "Retries of a failed request.", ge=0)
+    deadline: float = setting(
+        3600.0, "model", "Whole model request, all its tokens, seconds.", gt=0
+    )
+    stall_timeout: float = setting(
+        120.0, "model", "Silence inside a started model stream that counts as a stall, seconds.",
+        gt=0,
+    )  # fmt: skip
     # --- reader (Reason-in-Documents) ---
     reader: bool = setting(
         True, "reader", "Reason-in-Documents; --no-reader inserts the documents."
@@ -139,6 +146,9 @@ class Settings(BaseSettings):
     corpus: str | None = setting(None, "search", "JSONL file, folder, or built index for bm25.")
     search_endpoint: str | None = setting(None, "search", "Endpoint URL of the search backend.")
     top_k: int = setting(10, "search", "Documents per search.", ge=1, le=100)
+    search_deadline: float = setting(
+        20.0, "search", "Whole search API request, every byte, seconds.", gt=0
+    )
     max_doc_chars: int = setting(3000, "search", "Characters of context per document.", ge=100)
     # --- the chain ---
     task: TaskKind = setting("qa", "limits", "Task kind: the instructions and answer format.")

@@ -160,3 +160,25 @@ def test_ask_as_a_user_subprocess_with_replay_miss(model: FakeOpenAIServer, tmp_
     stats_cmd = [str(EXE), "cache", "stats", "--json", "--cache-path", str(tmp_path / "c.sqlite")]
     stats = subprocess.run(stats_cmd, capture_output=True, text=True)
     assert json.loads(stats.stdout)["entries"] == {"search": 2, "page": 3}
+
+
+def test_a_dripping_search_api_fails_the_search_not_the_run(
+    model: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """Headers at once, then one byte a second: the read timeout never trips. The
+    search deadline ends each search; each is recorded as failed, nothing is cached,
+    and the chain still ends with an answer (the default deadline, 20 s, is far below
+    the two minutes such a server used to hold `ask` for)."""
+    path, fmt = FORMATS["serper"]
+    drip = Reply(body=fmt([("Glimmer Bridge", "http://x.test/b", "a bridge")]), drip_s=1.0)
+    with web_server({path: drip}) as site:
+        args = _args(model, site.url(path), "serper", tmp_path / "c.sqlite")
+        out = CliRunner().invoke(cli, [*args, "--search-deadline", "1.5"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert result["finish_reason"] == "answered" and result["answer"] == "?"
+    records = [step["search"] for step in result["trace"]["steps"] if step["search"]]
+    assert [r["outcome"] for r in records] == ["failed", "failed"]
+    assert all("no complete answer within 1.5 s" in r["error"] for r in records)
+    stats = CliRunner().invoke(cli, ["cache", "stats", "--json", "--cache-path", args[-1]])
+    assert json.loads(stats.stdout)["entries"].get("search", 0) == 0

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from search_o1.config import Settings
 from search_o1.errors import MissingExtraError
 from search_o1.llm.base import CompletionRequest
-from search_o1.llm.openai import OpenAILLM
+from search_o1.llm.openai import DEADLINE_S, STALL_S, OpenAILLM
 from search_o1.types import Completion, Prompt, Sampling, TextSink
 
 log = logging.getLogger(__name__)
@@ -139,6 +139,8 @@ class EmbeddedLLM:
         threads: int = THREADS,
         timeout_s: float = 600.0,
         retries: int = 2,
+        deadline_s: float | None = DEADLINE_S,
+        stall_timeout_s: float | None = STALL_S,
     ) -> None:
         require_xllamacpp()
         find_gguf()  # fail at configuration time, with the install hint
@@ -146,6 +148,8 @@ class EmbeddedLLM:
         self._threads = threads
         self._timeout_s = timeout_s
         self._retries = retries
+        self._deadline_s = deadline_s
+        self._stall_timeout_s = stall_timeout_s
         self._inner: OpenAILLM | None = None
 
     @classmethod
@@ -158,6 +162,8 @@ class EmbeddedLLM:
             context=min(settings.context_length or CONTEXT, CONTEXT),
             timeout_s=settings.timeout,
             retries=min(settings.retries, 2),
+            deadline_s=settings.deadline,
+            stall_timeout_s=settings.stall_timeout,
         )
 
     async def _llm(self) -> OpenAILLM:
@@ -173,6 +179,8 @@ class EmbeddedLLM:
                 context_length=context,
                 timeout_s=self._timeout_s,
                 retries=self._retries,
+                deadline_s=self._deadline_s,
+                stall_timeout_s=self._stall_timeout_s,
             )
         return self._inner
 

@@ -186,6 +186,8 @@ class OpenAILLM:
             context_length=settings.context_length,
             timeout_s=settings.timeout,
             connect_timeout_s=settings.connect_timeout,
+            deadline_s=settings.deadline,
+            stall_timeout_s=settings.stall_timeout,
             retries=settings.retries,
             max_connections=settings.max_llm_inflight,
         )

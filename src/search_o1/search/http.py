@@ -31,7 +31,7 @@ __all__ = ["HTTPSearch", "RateLimiter", "Request", "clean_snippet"]
 
 SEARCH_TIMEOUT_S = 20.0  # the paper's Bing timeout, per read
 # The whole request, every byte included: a server that drips its answer is given up on.
-SEARCH_DEADLINE_S = 30.0
+SEARCH_DEADLINE_S = 20.0  # the whole request: the paper gave Bing 20 s
 # Result pages are a few kB to a few hundred kB; a bigger body is a fault, not results.
 MAX_RESPONSE_BYTES = 5_000_000
 _TAG = re.compile(r"<[^>]+>")
@@ -123,6 +123,7 @@ class HTTPSearch:
             connect_timeout_s=settings.connect_timeout,
             timeout_s=min(settings.timeout, SEARCH_TIMEOUT_S),
             retries=settings.retries,
+            deadline_s=settings.search_deadline,
         )
 
     # ---- what a provider defines --------------------------------------------------
