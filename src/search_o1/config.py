@@ -150,6 +150,10 @@ class Settings(BaseSettings):
         20.0, "search", "Whole search API request, every byte, seconds.", gt=0
     )
     max_doc_chars: int = setting(3000, "search", "Characters of context per document.", ge=100)
+    max_page_chars: int = setting(
+        50_000, "search", "Characters of a fetched page the context window is cut from "
+        "(the paper: 8000).", ge=100,
+    )  # fmt: skip
     # --- the chain ---
     task: TaskKind = setting("qa", "limits", "Task kind: the instructions and answer format.")
     max_searches: int = setting(5, "limits", "Searches per question (10 suits multi-hop).", ge=0)

@@ -76,18 +76,55 @@ def word_f1(a: str, b: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def _best_sentence(text: str, probe: str) -> tuple[tuple[int, int] | None, float]:
-    """The span of the sentence with the highest F1 against `probe`, and that F1."""
-    probe_words = _words(probe)
-    best: tuple[int, int] | None = None
-    best_f1 = 0.0
-    if not probe_words:
-        return None, 0.0
+# A snippet phrase this long found verbatim in a sentence settles the match by itself.
+MIN_PHRASE_WORDS = 5
+# Search snippets join fragments of the page with ellipses.
+_ELLIPSIS = re.compile(r"\.\.\.+|…")
+_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]?$")
+
+
+def _phrase(probe: str) -> list[str]:
+    """The words of the probe's longest ellipsis-separated fragment, in order."""
+    fragments = [_WORD.findall(f.lower()) for f in _ELLIPSIS.split(probe)]
+    return max(fragments, key=len, default=[])
+
+
+def _contains(words: list[str], phrase: list[str]) -> bool:
+    n = len(phrase)
+    return any(words[i : i + n] == phrase for i in range(len(words) - n + 1))
+
+
+def _tier(sentence: str, phrase: list[str], probe_size: int) -> int:
+    """2: holds the snippet verbatim; 1: a body sentence; 0: a heading or short line.
+
+    Pages are split at every line break, so a title that repeats the snippet's first
+    words has a high F1 (all its few words match); ranking tiers first keeps it from
+    beating the body sentence that actually carries the snippet.
+    """
+    words = _WORD.findall(sentence.lower())
+    if len(phrase) >= MIN_PHRASE_WORDS and _contains(words, phrase):
+        return 2
+    heading = not _SENTENCE_END.search(sentence) and len(words) < probe_size
+    return 0 if heading else 1
+
+
+def _best_sentence(text: str, probe: str) -> tuple[tuple[int, int] | None, bool]:
+    """The span of the best sentence for `probe`, and whether it counts as a match.
+
+    Candidates are sentences holding the snippet verbatim, or with word-set F1 above
+    0.2; among them the highest tier wins, then the highest F1.
+    """
+    probe_size = len(_words(probe))
+    if not probe_size:
+        return None, False
+    phrase = _phrase(probe)
+    best: tuple[tuple[int, int] | None, tuple[int, float]] = (None, (-1, 0.0))
     for start, end in sentence_spans(text):
-        f1 = word_f1(text[start:end], probe)
-        if f1 > best_f1:
-            best, best_f1 = (start, end), f1
-    return best, best_f1
+        sentence = text[start:end]
+        tier, f1 = _tier(sentence, phrase, probe_size), word_f1(sentence, probe)
+        if (tier == 2 or f1 > MATCH_THRESHOLD) and (tier, f1) > best[1]:
+            best = ((start, end), (tier, f1))
+    return best[0], best[0] is not None
 
 
 def _snap(text: str, start: int, end: int) -> str:
@@ -105,8 +142,10 @@ def _snap(text: str, start: int, end: int) -> str:
 def best_window(text: str, probe: str, max_chars: int) -> tuple[str, bool]:
     """The text around the sentence that best matches `probe`, and whether one matched.
 
-    With a sentence whose word-set F1 against `probe` exceeds 0.2, returns that sentence
-    with about `max_chars` characters on each side (cut at word boundaries) and True.
+    With a sentence whose word-set F1 against `probe` exceeds 0.2 (or that holds the
+    snippet verbatim), returns that sentence with about `max_chars` characters on each
+    side (cut at word boundaries) and True. A heading or short line wins only when no
+    body sentence matches.
     Otherwise returns about the first `2 * max_chars` characters and False.
 
     >>> text = "Paris is in France. Tosca is an opera by Puccini. Rome is in Italy."
@@ -115,8 +154,8 @@ def best_window(text: str, probe: str, max_chars: int) -> tuple[str, bool]:
     >>> best_window(text, "quantum chromodynamics", 10)
     ('Paris is in France.', False)
     """
-    span, f1 = _best_sentence(text, probe)
-    if span is None or f1 <= MATCH_THRESHOLD:
+    span, matched = _best_sentence(text, probe)
+    if span is None or not matched:
         return _snap(text, 0, 2 * max_chars), False
     start, end = span
     return _snap(text, start - max_chars, end + max_chars), True
@@ -135,8 +174,8 @@ def cut_document(text: str, query: str, max_chars: int) -> str:
     """
     if len(text) <= max_chars:
         return text
-    span, f1 = _best_sentence(text, query)
-    if span is None or f1 <= MATCH_THRESHOLD:
+    span, matched = _best_sentence(text, query)
+    if span is None or not matched:
         return _snap(text, 0, max_chars)
     middle = (span[0] + span[1]) // 2
     start = max(0, min(middle - max_chars // 2, len(text) - max_chars))

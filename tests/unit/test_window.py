@@ -82,3 +82,52 @@ def test_cut_document_near_the_end_still_uses_the_full_budget() -> None:
     out = cut_document(text, "opera Tosca Puccini", 400)
     assert out.endswith(BEST)
     assert len(out) >= 370
+
+
+SNIPPET = "Salt Under Lanterns is a 1998 novel by the Welsh writer Mara Quill"
+FACT = (
+    "Salt Under Lanterns is a 1998 novel by the Welsh writer Mara Quill, set among the "
+    "herring fleets of the northern coast in the years after the war, and it won the "
+    "Harbour Prize for fiction in the following spring."
+)
+
+
+def _titled_page(gap: int) -> str:
+    filler = "Readers have long argued about harbour towns and their weather. "
+    body = (filler * (gap // len(filler) + 1))[:gap]
+    # As a page service returns it: the <title> and the <h1> as their own lines.
+    return (
+        "Title: Salt Under Lanterns, a 1998 novel by Mara Quill\n\n"
+        "Markdown Content:\n# Salt Under Lanterns: a 1998 novel by Mara Quill\n\n"
+        f"{body}\n\n{FACT}\n\n{filler * 20}"
+    )
+
+
+def test_a_heading_repeating_the_snippet_does_not_take_the_window() -> None:
+    page = _titled_page(9000)
+    assert page.index(FACT) > 9000
+    out, matched = best_window(page, SNIPPET, 3000)
+    assert matched and FACT in out
+
+
+def test_a_long_body_sentence_beats_a_short_title_with_a_higher_f1() -> None:
+    # The title's F1 (all of its words match) is above the long sentence's F1, which
+    # only the tier rule overrides.
+    title = "Salt Under Lanterns, a 1998 novel by Mara Quill"
+    assert word_f1(title, SNIPPET) > word_f1(FACT, SNIPPET)
+    page = f"{title}\n" + "Unrelated words fill this part of the page. " * 30 + FACT
+    out, matched = best_window(page, SNIPPET, 100)
+    assert matched and FACT in out and not out.startswith(title)
+
+
+def test_a_title_still_matches_when_the_body_has_nothing() -> None:
+    page = "Salt Under Lanterns\n" + "Unrelated words fill this part of the page. " * 30
+    out, matched = best_window(page, SNIPPET, 50)
+    assert matched and out.startswith("Salt Under Lanterns")
+
+
+def test_snippet_fragments_split_by_ellipses_are_found_verbatim() -> None:
+    long = "Among the ships " + "and the nets " * 30 + "the crews sang old songs at dawn."
+    page = "Ships and songs\n" + "Other words here. " * 20 + long
+    out, matched = best_window(page, "crews sang old songs at dawn ... nets", 40)
+    assert matched and "the crews sang old songs at dawn." in out

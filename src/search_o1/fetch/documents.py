@@ -33,8 +33,9 @@ from search_o1.window import best_window
 
 __all__ = ["WebDocuments", "build_documents"]
 
-# The paper splits at most 50,000 characters of a page into sentences; more text only
-# costs time, the matching sentence of a search snippet is nearly always early.
+# The paper's window helper splits at most 50,000 characters of a page into sentences
+# (its Search-o1 script had already cut the page to its first 8,000: `max_page_chars`
+# under the paper profile); more text only costs time.
 MAX_WINDOW_SOURCE = 50_000
 # What a cached page keeps (enough for any window, bounded for the store's size).
 MAX_STORED_CHARS = 200_000
@@ -52,10 +53,12 @@ class WebDocuments:
         fetcher: PageFetcher | None,
         *,
         max_doc_chars: int = 3000,
+        max_page_chars: int = MAX_WINDOW_SOURCE,
         cache: Callable[[], Cache | None] = lambda: None,
     ) -> None:
         self.fetcher = fetcher
         self.max_doc_chars = max_doc_chars
+        self.max_page_chars = max_page_chars
         self._cache_factory = cache
         self._inflight: dict[str, asyncio.Task[str]] = {}
 
@@ -74,7 +77,7 @@ class WebDocuments:
         except ReplayMissError as e:
             return Document(hit, hit.snippet, f"failed: {e}")
         window, _matched = best_window(
-            text[:MAX_WINDOW_SOURCE], hit.snippet or query, self.max_doc_chars
+            text[: self.max_page_chars], hit.snippet or query, self.max_doc_chars
         )
         return Document(hit, window, "ok")
 
@@ -112,8 +115,9 @@ def build_documents(
     settings: Settings, *, cache: Cache | Callable[[], Cache | None] | None = None
 ) -> WebDocuments:
     """The document step for a run: fetching per `settings.fetch`,
-    `max_fetch_concurrency`, `allow_private_hosts`, `respect_robots`, `max_doc_chars`;
-    `page_service` (Jina Reader style) routes every fetch through that service.
+    `max_fetch_concurrency`, `allow_private_hosts`, `respect_robots`, `max_doc_chars`,
+    `max_page_chars`; `page_service` (Jina Reader style) routes every fetch through that
+    service.
 
     Pages go through `cache` (an open Cache, or a callable opening it at the first
     page); the caller owns it: `aclose` closes the fetcher, never the cache.
@@ -128,4 +132,9 @@ def build_documents(
         )
         fetcher = PageFetcher(config, HostPolicy(allow_private=settings.allow_private_hosts))
     opener = cache if callable(cache) else lambda: cache
-    return WebDocuments(fetcher, max_doc_chars=settings.max_doc_chars, cache=opener)
+    return WebDocuments(
+        fetcher,
+        max_doc_chars=settings.max_doc_chars,
+        max_page_chars=settings.max_page_chars,
+        cache=opener,
+    )
