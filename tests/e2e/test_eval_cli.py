@@ -136,11 +136,15 @@ def test_math_known_names_under_data_dir(tmp_path: Path) -> None:
     with serve(answers) as srv:
         m, _ = evaluate(srv.url, tmp_path, "math500", "m", "--data-dir", "data")
         a, _ = evaluate(srv.url, tmp_path, "aime", "a", "--data-dir", "data")
-    # math_verify: 1/2=0.5 yes, 1+x^2 yes, 6/2=3 yes, 8 no. Strings: only 0.5 -> \frac{1}{2}.
-    assert m["overall"]["math_equal"] == 0.75 and m["overall"]["string_equal"] == 0.25
-    assert m["breakdowns"]["subject"]["Algebra"]["math_equal"] == 1.0
-    assert m["breakdowns"]["level"]["2"]["math_equal"] == 0.5
-    assert a["overall"] == {"math_equal": 1.0, "string_equal": 1.0, "valid": 1.0}
+    # math_verify: 1/2=0.5 yes, 1+x^2 yes, 6/2=3 yes, 8 no. The paper's math_equal
+    # (strings): only 0.5 -> \frac{1}{2}; "025" and "100.0" are other strings than 25, 100.
+    assert m["overall"]["math_verify"] == 0.75 and m["overall"]["math_equal"] == 0.25
+    assert m["breakdowns"]["subject"]["Algebra"]["math_verify"] == 1.0
+    assert m["breakdowns"]["subject"]["Algebra"]["math_equal"] == 0.5
+    assert m["breakdowns"]["level"]["2"]["math_verify"] == 0.5
+    assert a["overall"] == {"math_equal": 0.0, "math_verify": 1.0, "valid": 1.0}
+    summary = (tmp_path / "m" / "summary.md").read_text()
+    assert "the paper's tables use: math_equal" in summary
 
 
 def test_multiple_choice_from_gpqa_csv(tmp_path: Path) -> None:
@@ -171,11 +175,12 @@ def test_multiple_choice_from_gpqa_csv(tmp_path: Path) -> None:
     }
     with serve(answers) as srv:
         m, done = evaluate(srv.url, tmp_path, "gpqa", "g", "--data-dir", "data", "--seed", "3")
-    assert m["overall"]["acc"] == pytest.approx(1 / 3) and m["overall"]["valid"] == pytest.approx(
-        2 / 3
-    )
-    assert m["breakdowns"]["domain"]["Physics"]["acc"] == 1.0
-    assert "| Biol | Chem | Phys | Overall (Acc) |" in done.stdout
+    # "(X)" loses its parentheses at extraction; "42" is no letter (and two characters).
+    assert m["overall"]["em"] == pytest.approx(1 / 3)
+    assert m["overall"]["valid"] == pytest.approx(2 / 3)
+    assert m["overall"]["acc_lenient"] == pytest.approx(1 / 3)
+    assert m["breakdowns"]["domain"]["Physics"]["em"] == 1.0
+    assert "| Biol | Chem | Phys | Overall (EM) |" in done.stdout
 
 
 ADD = "a, b = map(int, input().split())\nprint(a + b)\n"

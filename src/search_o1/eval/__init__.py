@@ -5,9 +5,9 @@ from search_o1.eval.metrics import (
     choice_scores,
     math_scores,
     qa_scores,
-    string_equal,
     verify_equal,
 )
+from search_o1.eval.paper_math import math_equal
 from search_o1.eval.report import diff, load_run, plot, render_summary, side_by_side
 from search_o1.eval.rows import Item
 from search_o1.eval.runner import RunOptions, RunOutcome, finalize, run_eval
@@ -27,6 +27,7 @@ __all__ = [
     "load_dataset",
     "load_file",
     "load_run",
+    "math_equal",
     "math_scores",
     "plot",
     "qa_scores",
@@ -34,6 +35,5 @@ __all__ = [
     "run_eval",
     "run_tests",
     "side_by_side",
-    "string_equal",
     "verify_equal",
 ]

@@ -25,7 +25,7 @@ PRIMARY_METRIC: dict[str, str] = {
     "qa": "em",
     "multihop": "em",
     "math": "math_equal",
-    "choice": "acc",
+    "choice": "em",
     "code": "pass@1",
 }
 

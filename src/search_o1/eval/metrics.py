@@ -1,9 +1,11 @@
 """Scoring functions: pure, one prediction against its gold answer(s), with examples.
 
-QA uses SQuAD normalisation (max over aliases); math uses `math_verify` plus a
-string-normalised equivalence in the spirit of the paper's Hendrycks-MATH rules (its own
-column, so numbers stay comparable with the paper); AIME/AMC answers are integers;
-multiple choice scores the letter. Nothing here calls `eval()`: predictions are model
+QA uses SQuAD normalisation (max over aliases). Math has two columns: `math_equal` is the
+paper's string-normalised equivalence (`paper_math`; the column the paper's tables
+report) and `math_verify` checks equivalence with the math-verify library (algebra aware);
+AIME/AMC answers are integers. Multiple choice has the paper's strict columns (`em`,
+`valid`: the answer is exactly one letter) and our lenient ones (`acc_lenient`,
+`valid_lenient`: "B. 42" names B). Nothing here calls `eval()`: predictions are model
 output, never code to run outside the sandbox.
 """
 
@@ -14,6 +16,8 @@ import string
 import threading
 from collections import Counter
 from collections.abc import Iterable
+
+from search_o1.eval.paper_math import math_equal
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = frozenset(string.punctuation)
@@ -67,60 +71,6 @@ def qa_scores(prediction: str | None, golds: Iterable[str]) -> dict[str, float]:
         best["f1"] = max(best["f1"], token_f1(prediction, gold))
         best["acc"] = max(best["acc"], float(bool(ref) and ref in pred))
     return best
-
-
-# ---- math: the paper-style string normaliser ----
-
-_UNIT_TEXT = re.compile(r"\\(?:text|mbox|mathrm)\{\s*[a-zA-Z ]*\}\s*$")
-_SQRT_BARE = re.compile(r"\\sqrt\s*([^{\s\\])")
-_FRAC_BARE = re.compile(r"\\frac\s*([^{\s\\])\s*([^{\s\\])")
-_FRAC_HALF = re.compile(r"\\frac\{([^{}]*)\}\s*([^{\s\\])")
-_SIMPLE_DIV = re.compile(r"^(-?\d+)/(\d+)$")
-_SHORT_LHS = re.compile(r"^[a-zA-Z]{1,2}\s*=\s*")
-
-
-def _strip_math(text: str) -> str:
-    """Rewrite a LaTeX answer into a canonical string (our own rules, after Hendrycks)."""
-    s = text.replace("\n", "").replace("\\!", "").strip()
-    s = s.replace("\\\\", "\\").replace("tfrac", "frac").replace("dfrac", "frac")
-    s = s.replace("\\left", "").replace("\\right", "")
-    for degree in ("^{\\circ}", "^\\circ", "°"):
-        s = s.replace(degree, "")
-    s = s.replace("\\$", "").replace("$", "").replace("\\%", "").replace("%", "")
-    s = _UNIT_TEXT.sub("", s).strip()  # "5 \text{ cm}" -> "5"
-    s = _SHORT_LHS.sub("", s)  # "k = 3" -> "3": a short variable name on the left
-    s = s.replace(" .", " 0.").replace("{.", "{0.")
-    if s.startswith("."):
-        s = "0" + s
-    s = _SQRT_BARE.sub(r"\\sqrt{\1}", s)
-    s = s.replace(" ", "")
-    s = _FRAC_BARE.sub(r"\\frac{\1}{\2}", s)
-    s = _FRAC_HALF.sub(r"\\frac{\1}{\2}", s)
-    if s == "0.5":
-        s = "\\frac{1}{2}"
-    div = _SIMPLE_DIV.match(s)
-    if div:
-        s = f"\\frac{{{div.group(1)}}}{{{div.group(2)}}}"
-    if s.endswith(".0") and s[:-2].lstrip("-").isdigit():
-        s = s[:-2]
-    return s
-
-
-def string_equal(prediction: str | None, gold: str) -> bool:
-    """The paper-style check: equal after string normalisation (no algebra).
-
-    >>> string_equal(r"\\dfrac{1}{2}", r"\\frac12")
-    True
-    >>> string_equal("0.5", r"\\frac{1}{2}")
-    True
-    >>> string_equal(r"10^\\circ", "10")
-    True
-    >>> string_equal("x^2+1", "1+x^2")
-    False
-    """
-    if prediction is None:
-        return False
-    return _strip_math(prediction) == _strip_math(gold)
 
 
 def _in_main_thread() -> bool:
@@ -177,24 +127,25 @@ def as_integer(text: str | None) -> int | None:
 
 
 def math_scores(prediction: str | None, gold: str, *, integer: bool = False) -> dict[str, float]:
-    """Columns for a math item: math_equal (math_verify), string_equal (paper-style), valid.
+    """Columns for a math item: math_equal (the paper's), math_verify (ours), valid.
 
-    With `integer` (AIME, AMC) both columns compare integers when both sides read as one.
+    With `integer` (AIME, AMC) math_verify compares integers when both sides read as one;
+    math_equal stays the paper's string rule ("025" is not "25" there).
 
     >>> math_scores("025", "25", integer=True)
-    {'math_equal': 1.0, 'string_equal': 1.0, 'valid': 1.0}
+    {'math_equal': 0.0, 'math_verify': 1.0, 'valid': 1.0}
     >>> math_scores(None, "1")
-    {'math_equal': 0.0, 'string_equal': 0.0, 'valid': 0.0}
+    {'math_equal': 0.0, 'math_verify': 0.0, 'valid': 0.0}
     """
     valid = prediction is not None and bool(prediction.strip())
+    verified = verify_equal(prediction, gold)
     if integer and valid:
         p, g = as_integer(prediction), as_integer(gold)
         if p is not None and g is not None:
-            same = float(p == g)
-            return {"math_equal": same, "string_equal": same, "valid": 1.0}
+            verified = p == g
     return {
-        "math_equal": float(verify_equal(prediction, gold)),
-        "string_equal": float(string_equal(prediction, gold)),
+        "math_equal": float(math_equal(prediction, gold)),
+        "math_verify": float(verified),
         "valid": float(valid),
     }
 
@@ -228,15 +179,25 @@ def choice_letter(prediction: str | None, letters: str = "ABCD") -> str | None:
 
 
 def choice_scores(prediction: str | None, gold: str) -> dict[str, float]:
-    """Accuracy on the letter and whether the prediction named a valid letter at all.
+    """The paper's strict columns and our lenient ones for a multiple-choice item.
 
-    >>> choice_scores("(A)", "A")
-    {'acc': 1.0, 'valid': 1.0}
-    >>> choice_scores("42", "A")
-    {'acc': 0.0, 'valid': 0.0}
+    Paper (its tables): `valid` only when the answer is exactly one character, and `em`
+    its case-insensitive match with the gold letter. Ours: `valid_lenient` when the
+    answer names a letter clearly ("B", "(B)", "B) 42"), and `acc_lenient` that letter.
+
+    >>> choice_scores("A", "A")
+    {'em': 1.0, 'valid': 1.0, 'acc_lenient': 1.0, 'valid_lenient': 1.0}
+    >>> choice_scores("A. 42", "A")
+    {'em': 0.0, 'valid': 0.0, 'acc_lenient': 1.0, 'valid_lenient': 1.0}
     """
     letter = choice_letter(prediction)
-    return {"acc": float(letter == gold.strip().upper()), "valid": float(letter is not None)}
+    strict = "" if prediction is None else " ".join(prediction.lower().split())
+    return {
+        "em": float(strict == gold.strip().lower()),
+        "valid": float(prediction is not None and len(prediction) == 1),
+        "acc_lenient": float(letter == gold.strip().upper()),
+        "valid_lenient": float(letter is not None),
+    }
 
 
 def mean(values: Iterable[float]) -> float:

@@ -16,9 +16,18 @@ from search_o1.eval.datasets import title_of
 from search_o1.eval.scoring import COLUMNS
 
 _NAMES = {
-    "em": "EM", "f1": "F1", "acc": "Acc", "valid": "Valid", "math_equal": "Math-Verify",
-    "string_equal": "Str-Equal", "pass@1": "Pass@1",
+    "em": "EM", "f1": "F1", "acc": "Acc", "valid": "Valid", "math_equal": "math_equal",
+    "math_verify": "Math-Verify", "acc_lenient": "Acc (lenient)",
+    "valid_lenient": "Valid (lenient)", "pass@1": "Pass@1",
 }  # fmt: skip
+# Which of our columns the paper's tables print, per task, said in every summary.md.
+PAPER_COLUMNS = {
+    "qa": "EM and F1",
+    "multihop": "EM and F1",
+    "math": "math_equal (string equivalence after the MATH normalisation; Math-Verify is ours)",
+    "choice": "EM with the strict validity rule (one letter only; the lenient columns are ours)",
+    "code": "Pass@1",
+}
 # The paper's per-domain columns: GPQA by domain, LiveCodeBench by difficulty.
 _PAPER_GROUP = {"choice": "domain", "code": "difficulty"}
 
@@ -64,8 +73,13 @@ def _paper_row(metrics: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         cells = [metrics["breakdowns"][group][lb].get(primary) for lb in labels]
         header = [*(lb[:4].title() for lb in labels), f"Overall ({_NAMES[primary]})"]
         return header, [*(_pct(c) for c in cells), _pct(metrics["overall"].get(primary))]
-    cols = [c for c in COLUMNS[task] if c != "valid"]
+    cols = _shown(task)
     return [_NAMES[c] for c in cols], [_pct(metrics["overall"].get(c)) for c in cols]
+
+
+def _shown(task: str) -> list[str]:
+    """The score columns of a task's tables (validity is reported as counts)."""
+    return [c for c in COLUMNS[task] if not c.startswith("valid")]
 
 
 def render_summary(metrics: Mapping[str, Any]) -> str:
@@ -75,7 +89,7 @@ def render_summary(metrics: Mapping[str, Any]) -> str:
     rows = [[str(metrics["method"]), *values]]
     backoff = metrics.get("backoff")
     if backoff:
-        cols = [c for c in COLUMNS[metrics["task"]] if c != "valid"]
+        cols = _shown(metrics["task"])
         rows.append([f"{metrics['method']} + backoff", *(_pct(backoff.get(c)) for c in cols)])
         if len(cols) != len(values):
             rows[-1] += ["–"] * (len(values) - len(cols))
@@ -85,6 +99,7 @@ def render_summary(metrics: Mapping[str, Any]) -> str:
         f"{metrics['num_valid']} of {metrics['n']} · missing {metrics['missing']} · "
         f"malformed rows skipped {metrics['skipped_rows']}"
     )
+    parts.append(f"the paper's tables use: {PAPER_COLUMNS[metrics['task']]}")
     docs = metrics.get("documents") or {}
     if any(docs.values()):
         parts.append(
@@ -95,7 +110,7 @@ def render_summary(metrics: Mapping[str, Any]) -> str:
     if backoff:
         parts.append(f"backoff: {int(backoff['replaced'])} invalid answers took the direct run's")
     for group, labels in metrics.get("breakdowns", {}).items():
-        cols = [c for c in COLUMNS[metrics["task"]] if c != "valid"]
+        cols = _shown(metrics["task"])
         table_rows = [
             [label, str(int(v["n"])), *(_pct(v.get(c)) for c in cols)]
             for label, v in labels.items()

@@ -19,8 +19,8 @@ from search_o1.eval.sandbox import DEFAULT_LIMITS, CodeResult, Limits, TestCase,
 COLUMNS: dict[str, tuple[str, ...]] = {
     "qa": ("em", "f1", "acc", "valid"),
     "multihop": ("em", "f1", "acc", "valid"),
-    "math": ("math_equal", "string_equal", "valid"),
-    "choice": ("acc", "valid"),
+    "math": ("math_equal", "math_verify", "valid"),
+    "choice": ("em", "acc_lenient", "valid", "valid_lenient"),
     "code": ("pass@1", "valid"),
 }
 # Which item fields split the results, per task (the paper's per-domain columns and more).
