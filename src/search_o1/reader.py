@@ -7,45 +7,10 @@ import time
 from collections.abc import Sequence
 
 from search_o1.llm.base import LLM, CompletionRequest
-from search_o1.markers import BEGIN_QUERY, BEGIN_RESULT, neutralise
+from search_o1.markers import neutralise
 from search_o1.prompts import NOTHING_FOUND, reader_prompt
+from search_o1.steps import trim_reasoning
 from search_o1.types import Document, Hit, Message, Prompt, ReaderResult, Sampling, Usage
-
-
-def trim_reasoning(output: str, keep_last: int = 4) -> str:
-    """The previous reasoning as the reader sees it: numbered steps, trimmed.
-
-    Steps are lines. With more than five, keep the first, the last `keep_last`, and every
-    step that searched or holds a search result; each run of dropped steps becomes "...".
-
-    >>> print(trim_reasoning("a\\nb"))
-    Step 1: a
-    Step 2: b
-    >>> text = "\\n".join(["s1", "s2", "<|begin_search_query|>q<|end_search_query|>",
-    ...                    "s4", "s5", "s6", "s7", "s8", "s9"])
-    >>> print(trim_reasoning(text))
-    Step 1: s1
-    ...
-    Step 3: <|begin_search_query|>q<|end_search_query|>
-    ...
-    Step 6: s6
-    Step 7: s7
-    Step 8: s8
-    Step 9: s9
-    """
-    lines = [ln for ln in output.replace("\n\n", "\n").split("\n") if ln.strip()]
-    steps = [f"Step {i}: {ln}" for i, ln in enumerate(lines, 1)]
-    if len(steps) <= 5:
-        return "\n".join(steps)
-    keep = {0, *range(len(steps) - keep_last, len(steps))}
-    keep |= {i for i, s in enumerate(steps) if BEGIN_QUERY in s or BEGIN_RESULT in s}
-    out: list[str] = []
-    for i, step in enumerate(steps):
-        if i in keep:
-            out.append(step)
-        elif not out or out[-1] != "...":
-            out.append("...")
-    return "\n".join(out)
 
 
 def format_documents(documents: Sequence[Document]) -> str:

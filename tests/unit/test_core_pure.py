@@ -62,8 +62,25 @@ def test_trim_keeps_first_last_and_search_steps() -> None:
     out = trim_reasoning("\n".join(lines)).split("\n")
     assert out[0] == "Step 1: s1"
     assert f"Step 10: {mk.BEGIN_RESULT}facts{mk.END_RESULT}" in out
-    assert out[-4:] == [f"Step {i}: s{i}" for i in range(17, 21)]
+    # The official script keeps its last four split parts, one of which is empty.
+    assert out[-4:] == ["...", *(f"Step {i}: s{i}" for i in range(18, 21))]
     assert out.count("...") == 2
+
+
+def test_trim_keeps_multi_line_queries_and_results_whole() -> None:
+    facts = "Fact one: Jeunet directed it.\n\nFact two: he was born in Roanne."
+    chain = (
+        "First I think.\nMore thinking.\n"
+        f"{mk.BEGIN_QUERY}director\nof Amelie{mk.END_QUERY}\n\n{mk.BEGIN_RESULT}\n{facts}\n"
+        f"{mk.END_RESULT}\n\n" + "\n".join(f"middle {i}" for i in range(10)) + "\nlast"
+    )
+    out = trim_reasoning(chain)
+    assert f"Step 3: {mk.BEGIN_QUERY}director\nof Amelie{mk.END_QUERY}" in out
+    block = f"Step 4: {mk.BEGIN_RESULT}\nFact one: Jeunet directed it.\n"
+    assert block + f"Fact two: he was born in Roanne.\n{mk.END_RESULT}" in out
+    assert "middle 1\n" not in out and out.endswith(
+        "...\nStep 13: middle 8\nStep 14: middle 9\nStep 15: last"
+    )
 
 
 def test_parse_refined_takes_the_last_heading() -> None:
