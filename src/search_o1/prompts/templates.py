@@ -1,0 +1,157 @@
+"""Prompt sets: our built-in prompts, or a folder of Jinja templates (`--prompts DIR`).
+
+A `PromptSet` renders every text the system writes for a model: the instruction of each
+method per task kind, the task prompt, Reason-in-Documents, and the notices inserted as
+search results. `PromptSet()` is ours; `load_prompts(DIR)` replaces any slot for which
+DIR holds a template, so a user who has other prompt texts (the paper's, say) runs them
+verbatim. Slots, file names and variables are documented in docs/prompts.md and in
+`SLOTS` below. A slot with a per-task variant looks for `<slot>.<task>.jinja` first,
+then `<slot>.jinja`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from search_o1 import prompts as builtin
+from search_o1.config import TASKS
+from search_o1.errors import ConfigError
+from search_o1.types import Document
+
+__all__ = ["NOTICES", "SLOTS", "PromptSet", "load_prompts", "page_fields"]
+
+# slot -> the variables its template receives (besides `task`, given to every slot).
+SLOTS: dict[str, tuple[str, ...]] = {
+    "search_o1": ("max_searches",),
+    "rag_agent": ("max_searches", "max_urls"),
+    "task": ("question",),
+    "rag": ("question", "documents", "pages"),
+    "reader": ("previous_reasoning", "query", "documents", "pages"),
+    "notice.limit": ("query", "max_searches"),
+    "notice.repeat": ("query",),
+    "notice.empty": (),
+}
+# Notices: text placed inside a search-result block instead of search results.
+NOTICES: dict[str, str] = {
+    "limit": (
+        "The search limit has been reached. You may not search any more; continue with "
+        "what you know."
+    ),
+    "repeat": (
+        "This query was searched before; its results are above. Use them, or search for "
+        "something else."
+    ),
+    "empty": (
+        "The search query was empty. Write the query between the query markers, or "
+        "continue without searching."
+    ),
+}
+
+
+def page_fields(documents: Sequence[Document]) -> list[dict[str, Any]]:
+    """The documents as plain values for templates that lay them out themselves."""
+    return [
+        {
+            "id": i,
+            "title": d.hit.title,
+            "url": d.hit.url or "",
+            "snippet": d.hit.snippet,
+            "text": d.text,
+            "date": d.hit.date or "",
+        }
+        for i, d in enumerate(documents, 1)
+    ]
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """Every prompt text; templates (slot file name -> compiled) replace built-ins."""
+
+    templates: Mapping[str, Any] = field(default_factory=dict)
+    source: str = "built-in"
+
+    def _render(self, slot: str, task: str, values: dict[str, Any]) -> str | None:
+        template = self.templates.get(f"{slot}.{task}") or self.templates.get(slot)
+        if template is None:
+            return None
+        from jinja2 import TemplateError
+
+        try:
+            return str(template.render(task=task, **values))
+        except TemplateError as e:
+            raise ConfigError(f"{self.source}: template {slot!r}: {e}") from None
+
+    def search_o1(self, task: str, max_searches: int) -> str:
+        out = self._render("search_o1", task, {"max_searches": max_searches})
+        return builtin.search_o1_instruction(task, max_searches) if out is None else out
+
+    def rag_agent(self, task: str, max_searches: int, max_urls: int) -> str:
+        values = {"max_searches": max_searches, "max_urls": max_urls}
+        out = self._render("rag_agent", task, values)
+        return builtin.rag_agent_instruction(task, max_searches, max_urls) if out is None else out
+
+    def task(self, task: str, question: str) -> str:
+        out = self._render("task", task, {"question": question})
+        return builtin.task_prompt(task, question) if out is None else out
+
+    def rag(self, task: str, question: str, documents: str, pages: list[dict[str, Any]]) -> str:
+        """The whole RAG opening: documents, then the question (its task prompt)."""
+        values = {"question": question, "documents": documents, "pages": pages}
+        out = self._render("rag", task, values)
+        if out is None:
+            return builtin.rag_prompt(documents) + self.task(task, question)
+        return out
+
+    def reader(
+        self, task: str, previous_reasoning: str, query: str, documents: str,
+        pages: list[dict[str, Any]],
+    ) -> str:  # fmt: skip
+        values = {"previous_reasoning": previous_reasoning, "query": query,
+                  "documents": documents, "pages": pages}  # fmt: skip
+        out = self._render("reader", task, values)
+        return builtin.reader_prompt(previous_reasoning, query, documents) if out is None else out
+
+    def notice(self, kind: str, task: str, **values: Any) -> str:
+        """The text of a notice ("limit", "repeat", "empty"), without the result markers."""
+        slot = f"notice.{kind}"
+        out = self._render(slot, task, {k: values.get(k) for k in SLOTS[slot]})
+        return NOTICES[kind] if out is None else out
+
+
+def _slot_of(name: str) -> str:
+    """`search_o1.math` -> `search_o1`; `notice.limit` stays; unknown names raise."""
+    if name in SLOTS:
+        return name
+    base, _, task = name.rpartition(".")
+    if base in SLOTS and task in TASKS:
+        return base
+    known = ", ".join(f"{s}.jinja" for s in SLOTS)
+    raise ConfigError(
+        f"unknown prompt template {name}.jinja; known slots: {known} "
+        f"(a slot may also be <slot>.<task>.jinja, task one of {', '.join(TASKS)})"
+    )
+
+
+def load_prompts(folder: str | Path) -> PromptSet:
+    """A PromptSet from the `*.jinja` files of `folder` (missing slots stay ours)."""
+    from jinja2 import StrictUndefined, TemplateSyntaxError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    path = Path(folder)
+    if not path.is_dir():
+        raise ConfigError(f"--prompts: {path} is not a folder")
+    # StrictUndefined: a misspelt variable is an error, not an empty string in a prompt.
+    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
+    templates: dict[str, Any] = {}
+    for file in sorted(path.glob("*.jinja")):
+        _slot_of(file.stem)
+        try:
+            templates[file.stem] = env.from_string(file.read_text(encoding="utf-8"))
+        except TemplateSyntaxError as e:
+            raise ConfigError(f"{file}: line {e.lineno}: {e.message}") from None
+    if not templates:
+        raise ConfigError(f"--prompts: {path} holds no .jinja templates")
+    return PromptSet(templates, source=str(path))
