@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from search_o1 import markers as mk
-from search_o1.config import load_settings
 from search_o1.engine import Engine
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
@@ -41,10 +40,7 @@ async def test_the_third_reader_prompt_holds_the_facts_of_searches_one_and_two()
             "Roanne river": [Hit("d3", "Roanne", "Roanne is on the Loire.")],
         }
     )
-    settings = load_settings(
-        {"backend": "openai", "base_url": "http://unused", "force_search": False}, environ={}
-    )
-    trace = await Engine(model, search, settings=settings).run("Which river?", task="multihop")
+    trace = await Engine(model, search).run("Which river?", task="multihop")
     assert trace.finish_reason is FinishReason.ANSWERED and len(trace.searches) == 3
     third = trace.searches[2].reader
     assert third is not None
