@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Literal
@@ -31,9 +31,10 @@ from search_o1.engine_options import EngineOptions
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.methods import Method, Opening, get_method
+from search_o1.prompts.templates import page_fields
 from search_o1.queries import not_searched, plausible_forced_query, shown_queries
 from search_o1.reader import Reader, format_documents, format_hits
-from search_o1.search.base import DocumentSource, Search
+from search_o1.search.base import DocumentSource, PageSource, Search
 from search_o1.search.local import LocalDocuments
 from search_o1.tokens import estimate_tokens
 from search_o1.types import (
@@ -128,8 +129,12 @@ class Engine:
         self.llm = llm
         self.search = search
         self.options = options = options or EngineOptions()
+        limits = options.limits
         self.reader = Reader(
-            reader_llm or llm, sampling=options.sampling, max_tokens=options.reader.max_tokens
+            reader_llm or llm,
+            sampling=options.sampling,
+            max_tokens=options.reader.max_tokens or limits.max_call_tokens or limits.max_tokens,
+            prompts=options.prompts,
         )
         self.documents = documents or LocalDocuments(options.search.max_doc_chars)
 
@@ -280,16 +285,20 @@ class Engine:
 
     async def _opening(self, question: str, chain: _Chain) -> Prompt:
         """The method's opening message (rag: after searching for the question)."""
-        documents = None
+        documents: tuple[Document, ...] | None = None
         if chain.method.retrieve_first:
             documents = await self._rag_documents(chain, question)
-        opening = Opening(chain.task, question, self.options.limits, documents)
+        opening = Opening(
+            chain.task, question, self.options.limits,
+            None if documents is None else _documents_text(documents),
+            self.options.prompts, page_fields(documents or ()),
+        )  # fmt: skip
         return Prompt((Message("user", chain.method.opening(opening)),))
 
-    async def _rag_documents(self, chain: _Chain, question: str) -> str:
+    async def _rag_documents(self, chain: _Chain, question: str) -> tuple[Document, ...]:
         record = await self._search(chain, question, mode="documents")
         chain.trace.steps.append(Step(0, "", Completion("", "stop"), record))
-        return format_documents(record.documents) if record.documents else "(none found)"
+        return record.documents
 
     def _force_search(self, chain: _Chain) -> bool:
         allowed = self.options.limits.max_searches > 0  # --max-searches 0: no search at all
@@ -334,11 +343,7 @@ class Engine:
 
     async def _answer_query(self, chain: _Chain, query: str) -> SearchRecord:
         chain.emit(SearchStarted(query))
-        record = not_searched(
-            query, context=f"{chain.trace.question}\n{chain.prompt.continuation}",
-            shown=chain.shown_queries,
-            earlier=chain.results, searches_left=self.options.limits.max_searches - chain.searches,
-        )  # fmt: skip
+        record = self._refusal(chain, query)
         if record is None:
             chain.searches += 1
             record = await self._search(chain, query, mode=self._answer_mode(chain))
@@ -346,6 +351,34 @@ class Engine:
                 chain.results[query] = record.inserted
         chain.append(record.inserted)
         chain.emit(SearchFinished(record))
+        return record
+
+    def _refusal(self, chain: _Chain, query: str) -> SearchRecord | None:
+        """The record of a query that is not searched (blank, repeated, a placeholder,
+        over the limit), or None to search it.
+
+        Ours: a repeat gets its earlier result again, before the limit is checked. The
+        paper's ("notice"): the limit first, then a notice for a repeat (rag-agent: no
+        text at all for a repeat). Notices come from the prompt set.
+        """
+        paper = self.options.repeated_query == "notice"
+        limit = self.options.limits.max_searches
+        record = not_searched(
+            query, context=f"{chain.trace.question}\n{chain.prompt.continuation}",
+            shown=chain.shown_queries, earlier={} if paper else chain.results,
+            searches_left=limit - chain.searches,
+        )  # fmt: skip
+        if record is None and query in chain.results:  # the paper's repeat, after the limit
+            text = self.options.prompts.notice("repeat", chain.task, query=query)
+            silent = chain.method.answer == "raw"
+            record = SearchRecord(
+                query, "repeated", inserted="" if silent else mk.result_block(text)
+            )
+        elif record is not None and record.outcome in ("empty", "limit"):
+            text = self.options.prompts.notice(
+                record.outcome, chain.task, query=query, max_searches=limit
+            )
+            record = dataclasses.replace(record, inserted=mk.result_block(text))
         return record
 
     def _answer_mode(self, chain: _Chain) -> _Mode:
@@ -374,7 +407,9 @@ class Engine:
                 inserted = format_documents(documents)
             else:
                 async with chain.phase("read"):
-                    reader = await self.reader.refine(chain.prompt.continuation, query, documents)
+                    reader = await self.reader.refine(
+                        chain.prompt.continuation, query, documents, task=chain.task
+                    )
                 chain.trace.reader_usage += reader.usage
                 inserted = reader.refined
         except BackendError as e:
@@ -388,22 +423,57 @@ class Engine:
                             inserted=mk.result_block(inserted),
                             latency_s=time.perf_counter() - start)  # fmt: skip
 
-    async def _read_url(self, chain: _Chain, url: str) -> SearchRecord:
-        """rag-agent: the model asked for a page it saw in an earlier result."""
-        chain.emit(SearchStarted(url))
-        hit = chain.seen_hits.get(url)
-        why = "that URL was not in any search result" if hit is None else None
-        if chain.url_fetches >= self.options.limits.max_url_fetches:
-            why = why or "the page-reading limit has been reached"
-        if hit is None or why is not None:
-            page = mk.page_block(f"Cannot read the page: {why}.")
-            record = SearchRecord(url, "failed", error=why, inserted=page)
-        else:
-            chain.url_fetches += 1
-            async with chain.phase("search"):
-                docs = tuple(await self.documents.read(url, [hit]))
-            page = mk.page_block(mk.neutralise(docs[0].text if docs else ""))
-            record = SearchRecord(url, "searched", hits=(hit,), documents=docs, inserted=page)
+    async def _read_url(self, chain: _Chain, request: str) -> SearchRecord:
+        """rag-agent: the model asked for pages it saw in earlier results (a,b: several)."""
+        chain.emit(SearchStarted(request))
+        urls = [u.strip() for u in request.split(",") if u.strip()] or [request]
+        blocks: list[str] = []
+        documents: list[Document] = []
+        errors: list[str] = []
+        for url in urls:
+            text, doc, error = await self._page(chain, url)
+            blocks.append(mk.page_block(mk.neutralise(text)))
+            documents += [doc] if doc is not None else []
+            errors += [f"{url}: {error}"] if error else []
+        record = SearchRecord(
+            request, "failed" if not documents else "searched",
+            hits=tuple(d.hit for d in documents), documents=tuple(documents),
+            inserted="".join(blocks), error="; ".join(errors) or None,
+        )  # fmt: skip
         chain.append(record.inserted)
         chain.emit(SearchFinished(record))
         return record
+
+    async def _page(self, chain: _Chain, url: str) -> tuple[str, Document | None, str | None]:
+        """(text to insert, the document read, why not) for one requested URL."""
+        hit = chain.seen_hits.get(url)
+        if hit is None or chain.url_fetches >= self.options.limits.max_url_fetches:
+            why = (
+                "that URL was not in any search result"
+                if hit is None
+                else "the page-reading limit has been reached"
+            )
+            return f"Cannot read the page: {why}.", None, why
+        chain.url_fetches += 1
+        page_chars = self.options.search.page_chars
+        async with chain.phase("search"):
+            if page_chars is not None and isinstance(self.documents, PageSource):
+                doc = await self.documents.page(hit, page_chars)
+            else:
+                docs = await self.documents.read(url, [hit])
+                doc = docs[0] if docs else Document(hit, "", "empty")
+        if page_chars is not None:
+            doc = dataclasses.replace(doc, text=doc.text[:page_chars])
+        return doc.text, doc, None
+
+
+def _documents_text(documents: Sequence[Document]) -> str:
+    return format_documents(documents) if documents else "(none found)"
+
+
+def _open_marker(completion: Completion, begin: str, end: str) -> bool:
+    """A server that neither returns nor reports its stop string leaves a query open."""
+    if completion.stop is not None or completion.finish != "stop":
+        return False
+    text = completion.text
+    return text.rfind(begin) > text.rfind(end) and bool(text[text.rfind(begin) + len(begin) :])

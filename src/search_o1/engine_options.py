@@ -15,9 +15,11 @@ paper's behaviour sets `max_call_tokens` and leaves `max_tokens` large.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from search_o1.config import TASKS, TaskKind
 from search_o1.errors import ConfigError
+from search_o1.prompts.templates import PromptSet
 from search_o1.types import Sampling
 
 __all__ = ["ChainLimits", "EngineOptions", "ReaderOptions", "SearchOptions"]
@@ -59,10 +61,15 @@ class ChainLimits:
 
 @dataclass(frozen=True)
 class ReaderOptions:
-    """Reason-in-Documents: on (refine documents into facts) or off (insert them as is)."""
+    """Reason-in-Documents: on (refine documents into facts) or off (insert them as is).
+
+    `max_tokens`: new tokens per reader call; None gives the reader the main model's
+    per-call limit, as the paper does (a long analysis cut before its `**Final
+    Information**` would otherwise lose every fact it found).
+    """
 
     enabled: bool = True
-    max_tokens: int = 2048
+    max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         _at_least("reader", 1, max_tokens=self.max_tokens)
@@ -70,13 +77,19 @@ class ReaderOptions:
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """Hits per query, and characters of each document kept for the reader."""
+    """Hits per query, and characters of each document kept for the reader.
+
+    `page_chars`: a page the rag-agent model asks for is the first this many characters
+    of its text (the paper: 8,000); None: the context window around its snippet.
+    """
 
     top_k: int = 10
     max_doc_chars: int = 3000
+    page_chars: int | None = None
 
     def __post_init__(self) -> None:
-        _at_least("search", 1, top_k=self.top_k, max_doc_chars=self.max_doc_chars)
+        _at_least("search", 1, top_k=self.top_k, max_doc_chars=self.max_doc_chars,
+                  page_chars=self.page_chars)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,10 @@ class EngineOptions:
     `force_search`: open every chain of a searching method with a search (for models
     too small to write a query themselves); the pipeline turns it on for the embedded
     model unless the user said otherwise. `task`: the task kind when a run names none.
+    `prompts`: every prompt text (built-in, or templates from `--prompts DIR`).
+    `repeated_query`: "reuse" inserts a repeated query's earlier result again and checks
+    the search limit after it (ours); "notice" checks the limit first and answers a
+    repeat with a notice (the paper's; rag-agent inserts nothing for a repeat).
     """
 
     limits: ChainLimits = field(default_factory=ChainLimits)
@@ -94,6 +111,8 @@ class EngineOptions:
     search: SearchOptions = field(default_factory=SearchOptions)
     force_search: bool = False
     task: TaskKind = "qa"
+    prompts: PromptSet = field(default_factory=PromptSet)
+    repeated_query: Literal["reuse", "notice"] = "reuse"
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:

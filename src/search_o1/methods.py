@@ -15,13 +15,13 @@ How a method answers a query the model wrote (`answer`):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from search_o1 import markers as mk
 from search_o1.engine_options import ChainLimits
 from search_o1.errors import ConfigError
-from search_o1.prompts import rag_agent_instruction, rag_prompt, search_o1_instruction, task_prompt
+from search_o1.prompts.templates import PromptSet
 
 __all__ = ["METHODS", "Answer", "Method", "Opening", "get_method", "register_method"]
 
@@ -33,13 +33,16 @@ class Opening:
     """What a method's opening message may use.
 
     `documents`: the question's own documents, formatted, for methods that declare
-    `retrieve_first` (None otherwise).
+    `retrieve_first` (None otherwise); `pages`: the same as plain records (for prompt
+    templates). `prompts`: the prompt set to write with.
     """
 
     task: str
     question: str
     limits: ChainLimits
     documents: str | None = None
+    prompts: PromptSet = field(default_factory=PromptSet)
+    pages: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -67,21 +70,22 @@ class Method:
 
 
 def _direct(o: Opening) -> str:
-    return task_prompt(o.task, o.question)
+    return o.prompts.task(o.task, o.question)
 
 
 def _rag(o: Opening) -> str:
-    return rag_prompt(o.documents or "(none found)") + task_prompt(o.task, o.question)
+    return o.prompts.rag(o.task, o.question, o.documents or "(none found)", o.pages)
 
 
 def _rag_agent(o: Opening) -> str:
     limits = o.limits
-    instruction = rag_agent_instruction(o.task, limits.max_searches, limits.max_url_fetches)
-    return instruction + task_prompt(o.task, o.question)
+    instruction = o.prompts.rag_agent(o.task, limits.max_searches, limits.max_url_fetches)
+    return instruction + o.prompts.task(o.task, o.question)
 
 
 def _search_o1(o: Opening) -> str:
-    return search_o1_instruction(o.task, o.limits.max_searches) + task_prompt(o.task, o.question)
+    instruction = o.prompts.search_o1(o.task, o.limits.max_searches)
+    return instruction + o.prompts.task(o.task, o.question)
 
 
 METHODS: dict[str, Method] = {}

@@ -6,10 +6,13 @@ import re
 import time
 from collections.abc import Sequence
 
+from search_o1.errors import ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.markers import neutralise
-from search_o1.prompts import NOTHING_FOUND, reader_prompt
+from search_o1.prompts import NOTHING_FOUND
+from search_o1.prompts.templates import PromptSet, page_fields
 from search_o1.steps import trim_reasoning
+from search_o1.tokens import estimate_tokens
 from search_o1.types import Document, Hit, Message, Prompt, ReaderResult, Sampling, Usage
 
 
@@ -35,6 +38,8 @@ def format_hits(hits: Sequence[Hit]) -> str:
     return neutralise("\n".join(lines))
 
 
+# Tokens a chat template adds around the reader's one message (a generous guess).
+_TEMPLATE_TOKENS = 64
 _HEADING = re.compile(r"\*\*\s*Final Information\s*\*\*:?", re.IGNORECASE)
 
 
@@ -54,21 +59,34 @@ def parse_refined(raw: str) -> tuple[str, bool]:
 
 
 class Reader:
-    """Runs Reason-in-Documents with its own model (the main one by default)."""
+    """Runs Reason-in-Documents with its own model (the main one by default).
 
-    def __init__(self, llm: LLM, *, sampling: Sampling, max_tokens: int = 2048) -> None:
+    `max_tokens` is cut to what the reader model's window leaves after the prompt, so a
+    large limit (the paper's: the main model's) never makes the server refuse the call.
+    """
+
+    def __init__(
+        self, llm: LLM, *, sampling: Sampling, max_tokens: int = 32768,
+        prompts: PromptSet | None = None,
+    ) -> None:  # fmt: skip
         self.llm = llm
         self.sampling = sampling
         self.max_tokens = max_tokens
+        self.prompts = prompts or PromptSet()
 
-    async def refine(self, chain: str, query: str, documents: Sequence[Document]) -> ReaderResult:
-        prompt = reader_prompt(trim_reasoning(chain), query, format_documents(documents))
+    async def refine(
+        self, chain: str, query: str, documents: Sequence[Document], *, task: str = "qa"
+    ) -> ReaderResult:
+        prompt = self.prompts.reader(
+            task, trim_reasoning(chain), query, format_documents(documents),
+            page_fields(documents),
+        )  # fmt: skip
         start = time.perf_counter()
         completion = await self.llm.complete(
             CompletionRequest(
                 Prompt((Message("user", prompt),)),
                 stop=[],
-                max_tokens=self.max_tokens,
+                max_tokens=await self._room(prompt),
                 sampling=self.sampling,
             )
         )
@@ -80,4 +98,18 @@ class Reader:
             found=found,
             usage=Usage(completion.prompt_tokens, completion.completion_tokens),
             latency_s=time.perf_counter() - start,
+            truncated=completion.finish == "length",
         )
+
+    async def _room(self, prompt: str) -> int:
+        context = await self.llm.context_length()
+        if context is None:
+            return self.max_tokens
+        # A quarter more than the estimate: dense text (code, numbers) has more tokens.
+        needed = estimate_tokens(prompt) * 5 // 4 + _TEMPLATE_TOKENS
+        if needed >= context:
+            raise ContextOverflowError(
+                "reader", f"the reader prompt (~{needed} tokens) does not fit the reader "
+                f"model's {context}-token window",
+            )  # fmt: skip
+        return min(self.max_tokens, context - needed)

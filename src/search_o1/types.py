@@ -123,7 +123,11 @@ class Usage:
 
 @dataclass(frozen=True)
 class ReaderResult:
-    """One Reason-in-Documents call: what it was given and what came back."""
+    """One Reason-in-Documents call: what it was given and what came back.
+
+    `truncated`: the output was cut by its token limit (what it had found before
+    `**Final Information**` may be missing).
+    """
 
     prompt: str
     raw: str
@@ -131,6 +135,7 @@ class ReaderResult:
     found: bool
     usage: Usage = Usage()
     latency_s: float = 0.0
+    truncated: bool = False
 
 
 @dataclass(frozen=True)

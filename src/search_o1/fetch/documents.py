@@ -81,6 +81,18 @@ class WebDocuments:
         )
         return Document(hit, window, "ok")
 
+    async def page(self, hit: Hit, max_chars: int) -> Document:
+        """The first `max_chars` of a page's text (rag-agent's full page, the paper's way)."""
+        if hit.url is None or self.fetcher is None:
+            return Document(hit, (hit.text or hit.snippet)[:max_chars], "snippet-only")
+        try:
+            text = await self._page_text(hit.url)
+        except FetchError as e:
+            return Document(hit, hit.snippet, f"failed: {e.reason}")
+        except ReplayMissError as e:
+            return Document(hit, hit.snippet, f"failed: {e}")
+        return Document(hit, text[:max_chars], "ok")
+
     async def _page_text(self, url: str) -> str:
         # One download per URL at a time, however many questions ask for it at once.
         task = self._inflight.get(url)

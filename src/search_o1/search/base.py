@@ -29,3 +29,11 @@ class DocumentSource(Protocol):
     async def read(self, query: str, hits: Sequence[Hit]) -> list[Document]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class PageSource(Protocol):
+    """A DocumentSource that can also give a page's text from its start (not a window):
+    what the rag-agent baseline reads when it asks for a page under the paper's rules."""
+
+    async def page(self, hit: Hit, max_chars: int) -> Document: ...

@@ -24,5 +24,11 @@ class LocalDocuments:
     async def read(self, query: str, hits: Sequence[Hit]) -> list[Document]:
         return [local_document(hit, query, self.max_chars) for hit in hits]
 
+    async def page(self, hit: Hit, max_chars: int) -> Document:
+        """The start of the hit's own text (a corpus passage is its own page)."""
+        if not hit.text:
+            return Document(hit, hit.snippet[:max_chars], "snippet-only")
+        return Document(hit, hit.text[:max_chars], "ok")
+
     async def aclose(self) -> None:
         return None
