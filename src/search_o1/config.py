@@ -60,6 +60,7 @@ GROUPS: tuple[str, ...] = (
     "fetch",
     "cache",
     "scheduling",
+    "profile",
 )
 
 # SEARCH_O1_* variables that are not settings but are read elsewhere on purpose; any other
@@ -137,7 +138,10 @@ class Settings(BaseSettings):
     reader_base_url: str | None = setting(
         None, "reader", "Server for the reader model.", shown="--base-url"
     )
-    reader_max_tokens: int = setting(2048, "reader", "Tokens the reader may write.", ge=1)
+    reader_max_tokens: int | None = setting(
+        None, "reader", "New tokens per reader call.", shown="the main model's per-call limit",
+        ge=1,
+    )  # fmt: skip
     # --- search ---
     search: Annotated[list[str], NoDecode] = setting(
         group="search", factory=lambda: ["bm25"], shown="bm25",
@@ -158,10 +162,40 @@ class Settings(BaseSettings):
     task: TaskKind = setting("qa", "limits", "Task kind: the instructions and answer format.")
     max_searches: int = setting(5, "limits", "Searches per question (10 suits multi-hop).", ge=0)
     max_turns: int = setting(15, "limits", "Generation turns per question.", ge=1)
-    max_tokens: int = setting(32768, "limits", "Budget of new tokens per question.", ge=1)
+    max_tokens: int | None = setting(
+        None, "limits", "New tokens per generation call (the paper's meaning).",
+        shown="per dataset and --paper-model: 32768 on AIME/AMC/LiveCodeBench and outside "
+        "eval, 20480 elsewhere; other models 8192",
+        ge=1,
+    )  # fmt: skip
+    max_total_tokens: int | None = setting(
+        None, "limits", "Budget of new tokens per question, all calls together.",
+        shown="none beyond the context window", ge=1,
+    )  # fmt: skip
     force_search: bool | None = setting(
         None, "limits", "Open the chain with a query.", shown="on for the embedded model only"
     )
+    # --- profile: ours or the paper's ---
+    profile: Literal["ours", "paper"] = setting(
+        "ours", "profile", "paper: every value the paper's scripts use where ours differ "
+        "(docs/paper-profile.md); settings you give still win.",
+    )  # fmt: skip
+    paper_model: Literal["qwq", "other"] = setting(
+        "qwq", "profile", "Which of the paper's model rows per-dataset values follow: qwq "
+        "(QwQ-32B) or other (its 8192-token, no-repetition-penalty row).",
+    )  # fmt: skip
+    repeated_query: Literal["reuse", "notice"] = setting(
+        "reuse", "profile", "A repeated query: reuse (insert its earlier result again) or "
+        "notice (the paper: the limit is checked first, then a notice).",
+    )  # fmt: skip
+    page_chars: int | None = setting(
+        None, "profile", "rag-agent: a page the model asks for is its first N characters "
+        "(the paper: 8000).", shown="the window around its snippet", ge=100,
+    )  # fmt: skip
+    prompts: str | None = setting(
+        None, "profile", "Folder of Jinja prompt templates, one per slot (docs/prompts.md).",
+        shown="built-in prompts",
+    )  # fmt: skip
     # --- sampling (the paper's defaults) ---
     temperature: float = setting(0.7, "sampling", "Sampling temperature.", ge=0)
     top_p: float = setting(0.8, "sampling", "Nucleus sampling.", gt=0, le=1)

@@ -27,7 +27,7 @@ from typing import Literal
 from search_o1 import markers as mk
 from search_o1.answer import extract_answer
 from search_o1.config import TASKS, TaskKind
-from search_o1.engine_options import EngineOptions
+from search_o1.engine_options import ChainLimits, EngineOptions
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.methods import Method, Opening, get_method
@@ -64,6 +64,8 @@ Phase = Literal["generate", "search", "read"]
 PhaseGate = Callable[[Phase], AbstractAsyncContextManager[None]]
 # Tokens for a forced one-line query (the grammar allows 120 characters).
 FORCED_QUERY_TOKENS = 48
+# Per call when neither a call limit nor a total budget is set (the paper's longest).
+_NO_LIMIT_TOKENS = 32768
 _FORCED_QUERY_GRAMMAR = "root ::= [^\\n<>|]{3,120}"
 
 
@@ -133,7 +135,7 @@ class Engine:
         self.reader = Reader(
             reader_llm or llm,
             sampling=options.sampling,
-            max_tokens=options.reader.max_tokens or limits.max_call_tokens or limits.max_tokens,
+            max_tokens=options.reader.max_tokens or _call_budget(limits, 0),
             prompts=options.prompts,
         )
         self.documents = documents or LocalDocuments(options.search.max_doc_chars)
@@ -244,12 +246,10 @@ class Engine:
     async def _token_budget(self, chain: _Chain) -> int | None:
         """Tokens the next call may generate; None (and the chain finished) if none."""
         limits = self.options.limits
-        budget = limits.max_tokens - chain.trace.usage.completion_tokens
+        budget = _call_budget(limits, chain.trace.usage.completion_tokens)
         if budget <= 0:
             self._finish(chain, FinishReason.MAX_TOKENS)
             return None
-        if limits.max_call_tokens is not None:
-            budget = min(budget, limits.max_call_tokens)
         # The model caches its own window; a configured one may only be smaller.
         context = limits.context_length or await self.llm.context_length()
         chain.capped_by_context = False
@@ -465,6 +465,14 @@ class Engine:
         if page_chars is not None:
             doc = dataclasses.replace(doc, text=doc.text[:page_chars])
         return doc.text, doc, None
+
+
+def _call_budget(limits: ChainLimits, used: int) -> int:
+    """New tokens the next call may ask for, before the context window is considered."""
+    total = None if limits.max_tokens is None else limits.max_tokens - used
+    if limits.max_call_tokens is None:
+        return _NO_LIMIT_TOKENS if total is None else total
+    return limits.max_call_tokens if total is None else min(total, limits.max_call_tokens)
 
 
 def _documents_text(documents: Sequence[Document]) -> str:

@@ -38,7 +38,8 @@ class ChainLimits:
     - `max_searches`: searches run per question; past it the model is told it may not
       search (0: never search, not even a forced first search).
     - `max_turns`: generation calls per question.
-    - `max_tokens`: new tokens per question, all turns together.
+    - `max_tokens`: new tokens per question, all turns together (None: no budget
+      beyond the context window).
     - `max_call_tokens`: new tokens per generation call (None: what `max_tokens` leaves).
     - `context_length`: a window to keep the chain within (None: the model's own).
     - `max_url_fetches`: pages a rag-agent chain may ask to read in full.
@@ -46,7 +47,7 @@ class ChainLimits:
 
     max_searches: int = 5
     max_turns: int = 15
-    max_tokens: int = 32768
+    max_tokens: int | None = 32768
     max_call_tokens: int | None = None
     context_length: int | None = None
     max_url_fetches: int = 5

@@ -10,12 +10,14 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
+from search_o1 import profiles
 from search_o1.cache import Cache, CacheSlot
 from search_o1.config import Settings
 from search_o1.engine import Engine
 from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.fetch import build_documents
 from search_o1.llm.base import LLM
+from search_o1.prompts.templates import PromptSet, load_prompts
 from search_o1.registry import resolve_llm
 from search_o1.search.base import Search
 from search_o1.search.factory import build_search
@@ -47,7 +49,9 @@ def engine_options(settings: Settings) -> EngineOptions:
 
     Forced search is decided here, not by the engine: on for the embedded model (too
     small to write a query by itself) unless the user set `force_search` either way.
+    Values nobody gave come from the profile (`profiles.resolve`).
     """
+    settings = profiles.resolve(settings)
     force = settings.force_search
     if force is None:
         force = settings.llm_backend == "embedded"
@@ -55,14 +59,21 @@ def engine_options(settings: Settings) -> EngineOptions:
         limits=ChainLimits(
             max_searches=settings.max_searches,
             max_turns=settings.max_turns,
-            max_tokens=settings.max_tokens,
+            max_tokens=settings.max_total_tokens,
+            max_call_tokens=settings.max_tokens,
             context_length=settings.context_length,
         ),
         sampling=settings.sampling,
         reader=ReaderOptions(enabled=settings.reader, max_tokens=settings.reader_max_tokens),
-        search=SearchOptions(top_k=settings.top_k, max_doc_chars=settings.max_doc_chars),
+        search=SearchOptions(
+            top_k=settings.top_k,
+            max_doc_chars=settings.max_doc_chars,
+            page_chars=settings.page_chars,
+        ),
         force_search=force,
         task=settings.task,
+        prompts=load_prompts(settings.prompts) if settings.prompts else PromptSet(),
+        repeated_query=settings.repeated_query,
     )
 
 
@@ -80,6 +91,7 @@ async def open_pipeline(
     `cache`: an open Cache to use instead of opening `settings.cache_path`; the caller
     keeps it and closes it (this is how pipelines share one store and one run id).
     """
+    settings = profiles.resolve(settings)
     async with AsyncExitStack() as stack:
         # First in, last out: the cache outlives everything that writes to it.
         slot = stack.enter_context(CacheSlot(settings, given=cache))

@@ -99,7 +99,8 @@ def test_settings_map_onto_engine_options() -> None:
         environ={},
     )  # fmt: skip
     options = engine_options(settings)
-    assert options.limits == ChainLimits(max_searches=3, max_tokens=99)
+    # --max-tokens is per call; no total budget unless --max-total-tokens is given.
+    assert options.limits == ChainLimits(max_searches=3, max_tokens=None, max_call_tokens=99)
     assert not options.reader.enabled and options.search.top_k == 4
     assert options.sampling.temperature == 0.1 and options.task == "math"
     assert options.force_search is False  # an HTTP model writes its own queries

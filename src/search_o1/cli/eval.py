@@ -23,17 +23,12 @@ from search_o1.eval.runner import RunOptions, RunOutcome, run_eval
 from search_o1.eval.sandbox import Limits
 from search_o1.methods import METHODS, get_method
 from search_o1.pipeline import open_pipeline
-
-# The paper's per-dataset override: multi-hop sets may search 10 times, the others 5.
-_MAX_SEARCHES = {"multihop": 10}
+from search_o1.profiles import resolve
 
 
-def settings_for(dataset: Dataset, settings: Settings) -> Settings:
-    """The dataset's task, and its paper default for settings nobody set explicitly."""
-    update: dict[str, Any] = {"task": dataset.task}
-    if "max_searches" not in settings.model_fields_set and dataset.task in _MAX_SEARCHES:
-        update["max_searches"] = _MAX_SEARCHES[dataset.task]
-    return settings.model_copy(update=update)
+def settings_for(dataset: Dataset, settings: Settings, method: str) -> Settings:
+    """The dataset's task, and the paper's values for this cell where nobody gave one."""
+    return resolve(settings, dataset=dataset.name, task=dataset.task, method=method)
 
 
 def _known_table() -> str:
@@ -90,7 +85,7 @@ def command(
         seed=flags.get("seed") or 0, fields=parse_fields(fields),
     )  # fmt: skip
     _warn_skipped(data)
-    settings = settings_for(data, settings_from_flags(config_file, flags))
+    settings = settings_for(data, settings_from_flags(config_file, flags), method)
     opts = RunOptions(
         method=method, out=out, concurrency=settings.concurrency, schedule=settings.schedule,
         backoff=backoff, limits=Limits(timeout_s=sandbox_timeout, memory_mb=sandbox_memory_mb),
