@@ -33,8 +33,12 @@ class RecordingLLM(ScriptedLLM):
 def search() -> MemorySearch:
     return MemorySearch(
         {
-            "a": [Hit("1", "A page", url="http://a.test/1", snippet="about a", text="A" * 50)],
-            "b": [Hit("2", "B page", url="http://b.test/2", snippet="about b", text="B" * 50)],
+            "alpha facts": [
+                Hit("1", "A page", url="http://a.test/1", snippet="about a", text="A" * 50)
+            ],
+            "beta facts": [
+                Hit("2", "B page", url="http://b.test/2", snippet="about b", text="B" * 50)
+            ],
         }
     )
 
@@ -44,7 +48,9 @@ def facts(text: str) -> str:
 
 
 async def test_ours_reuses_a_repeat_before_checking_the_limit() -> None:
-    model = RecordingLLM([f"{Q}a{EQ}", facts("fact a"), f"{Q}a{EQ}", "\\boxed{x}"])
+    model = RecordingLLM(
+        [f"{Q}alpha facts{EQ}", facts("fact a"), f"{Q}alpha facts{EQ}", "\\boxed{x}"]
+    )
     options = EngineOptions(limits=ChainLimits(max_searches=1))
     trace = await Engine(model, search(), options=options).run("Q?")
     assert [s.outcome for s in trace.searches] == ["searched", "repeated"]
@@ -52,7 +58,13 @@ async def test_ours_reuses_a_repeat_before_checking_the_limit() -> None:
 
 
 async def test_the_paper_checks_the_limit_first_and_answers_a_repeat_with_a_notice() -> None:
-    replies = [f"{Q}a{EQ}", facts("fact a"), f"{Q}a{EQ}", f"{Q}b{EQ}", "\\boxed{x}"]
+    replies = [
+        f"{Q}alpha facts{EQ}",
+        facts("fact a"),
+        f"{Q}alpha facts{EQ}",
+        f"{Q}beta facts{EQ}",
+        "\\boxed{x}",
+    ]
     options = EngineOptions(limits=ChainLimits(max_searches=1), repeated_query="notice")
     trace = await Engine(RecordingLLM(replies), search(), options=options).run("Q?")
     # The repeat comes after the limit was reached: the paper says "limit", not "repeat".
@@ -65,7 +77,7 @@ async def test_the_paper_checks_the_limit_first_and_answers_a_repeat_with_a_noti
 
 
 async def test_rag_agent_under_the_paper_inserts_nothing_for_a_repeat() -> None:
-    replies = [f"{Q}a{EQ}", f"{Q}a{EQ}", "\\boxed{x}"]
+    replies = [f"{Q}alpha facts{EQ}", f"{Q}alpha facts{EQ}", "\\boxed{x}"]
     options = EngineOptions(repeated_query="notice")
     trace = await Engine(RecordingLLM(replies), search(), options=options).run(
         "Q?", method="rag-agent"
@@ -76,7 +88,12 @@ async def test_rag_agent_under_the_paper_inserts_nothing_for_a_repeat() -> None:
 
 
 async def test_rag_agent_reads_several_urls_as_page_heads() -> None:
-    replies = [f"{Q}a{EQ}", f"{Q}b{EQ}", f"{U}http://a.test/1, http://b.test/2{EU}", "\\boxed{x}"]
+    replies = [
+        f"{Q}alpha facts{EQ}",
+        f"{Q}beta facts{EQ}",
+        f"{U}http://a.test/1, http://b.test/2{EU}",
+        "\\boxed{x}",
+    ]
     options = EngineOptions(search=SearchOptions(page_chars=20))
     trace = await Engine(RecordingLLM(replies), search(), options=options).run(
         "Q?", method="rag-agent"
@@ -89,7 +106,7 @@ async def test_rag_agent_reads_several_urls_as_page_heads() -> None:
 
 async def test_the_reader_gets_the_per_call_limit_and_a_cut_output_is_marked() -> None:
     long_analysis = "thinking " * 200  # cut long before any Final Information
-    model = RecordingLLM([f"{Q}a{EQ}", long_analysis, "\\boxed{x}"])
+    model = RecordingLLM([f"{Q}alpha facts{EQ}", long_analysis, "\\boxed{x}"])
     options = EngineOptions(limits=ChainLimits(max_call_tokens=100))
     trace = await Engine(model, search(), options=options).run("Q?")
     reader_request = model.requests[1]
@@ -97,7 +114,7 @@ async def test_the_reader_gets_the_per_call_limit_and_a_cut_output_is_marked() -
     assert model.requests[0].max_tokens == 100
     reader = trace.searches[0].reader
     assert reader is not None and reader.truncated and not reader.found
-    model = RecordingLLM([f"{Q}a{EQ}", facts("ok"), "\\boxed{x}"])
+    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("ok"), "\\boxed{x}"])
     options = EngineOptions(
         limits=ChainLimits(max_call_tokens=100), reader=ReaderOptions(max_tokens=7)
     )
@@ -107,7 +124,7 @@ async def test_the_reader_gets_the_per_call_limit_and_a_cut_output_is_marked() -
 
 
 async def test_the_reader_limit_fits_the_reader_window() -> None:
-    model = RecordingLLM([f"{Q}a{EQ}", facts("ok"), "\\boxed{x}"], context=2000)
+    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("ok"), "\\boxed{x}"], context=2000)
     await Engine(model, search(), options=EngineOptions()).run("Q?")
     assert 0 < model.requests[1].max_tokens < 2000
 
@@ -118,8 +135,8 @@ async def test_template_prompts_reach_the_model(tmp_path: Path) -> None:
     (tmp_path / "reader.jinja").write_text("READ {{ query }}: {{ pages[0].title }}")
     (tmp_path / "notice.limit.jinja").write_text("NO MORE than {{ max_searches }}")
     options = EngineOptions(limits=ChainLimits(max_searches=1), prompts=load_prompts(tmp_path))
-    model = RecordingLLM([f"{Q}a{EQ}", facts("ok"), f"{Q}b{EQ}", "\\boxed{x}"])
+    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("ok"), f"{Q}beta facts{EQ}", "\\boxed{x}"])
     trace = await Engine(model, search(), options=options).run("Why?")
     assert model.requests[0].prompt.messages[0].content == "INSTRUCTION max=1\nQUESTION Why?\n"
-    assert model.requests[1].prompt.messages[0].content == "READ a: A page"
+    assert model.requests[1].prompt.messages[0].content == "READ alpha facts: A page"
     assert "NO MORE than 1" in trace.searches[1].inserted
