@@ -19,7 +19,6 @@ from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from tests.servers.web import Reply, Request, WebServer, web_server
 
 from search_o1 import markers as mk
-from search_o1.cache import close_caches
 from search_o1.cli import cli
 
 SENTENCE = "The Harbour Prize for fiction was first awarded to Mara Quill in 1999."
@@ -41,7 +40,6 @@ def site() -> Iterator[WebServer]:
         srv.routes["/search"] = search
         srv.routes["/page"] = Reply(body=PAGE, content_type="text/plain; charset=utf-8")
         yield srv
-    close_caches()
 
 
 def respond(body: dict[str, Any]) -> str:
