@@ -50,13 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from search_o1.errors import (
-    BackendError,
-    CacheError,
-    ConfigError,
-    InputFileError,
-    ReplayMissError,
-)
+from search_o1._sqlite_file import WHAT_TO_DO, open_store
+from search_o1.errors import BackendError, ConfigError, InputFileError, ReplayMissError
 
 if TYPE_CHECKING:
     from search_o1.config import Settings
@@ -89,14 +84,11 @@ CREATE TABLE IF NOT EXISTS uses (
 """
 
 
-_WHAT_TO_DO = "move it away (or pass another --cache-path, or --cache off)"
-
-
 class CacheDamagedError(BackendError):
     """The cache failed mid-run (damaged pages, a full disk): this search fails, not the run."""
 
     def __init__(self, path: Path, error: Exception) -> None:
-        super().__init__("cache", f"{path}: {error}; {_WHAT_TO_DO}")
+        super().__init__("cache", f"{path}: {error}; {WHAT_TO_DO}")
         self.path = str(path)
 
 
@@ -155,54 +147,8 @@ class Cache:
         self.ttl_s = ttl_s
         self.run_id = run_id or _new_run_id()
         self._lock = threading.Lock()
-        self._db = self._connect()
+        self._db = open_store(self.path, mode, _SCHEMA)
         self._run_logged = False
-
-    def _connect(self) -> sqlite3.Connection:
-        """Open and check the file; CacheError (one line, what to do) if it is unusable."""
-        if self.mode == "replay" and not self.path.exists():
-            raise ConfigError(f"cache replay: no cache file at {self.path}")
-        try:
-            db = self._open_replay() if self.mode == "replay" else self._open_record()
-        except sqlite3.Error as e:
-            raise CacheError(str(self.path), _diagnose(self.path, e, self.mode)) from None
-        return db
-
-    def _open_replay(self) -> sqlite3.Connection:
-        # Read-only: replay must never change the recorded store.
-        uri = self.path.resolve().as_uri()
-        try:
-            return _checked(sqlite3.connect(uri + "?mode=ro", uri=True, **_CONNECT))
-        except sqlite3.OperationalError:
-            # A read-only folder: WAL's shared-memory file cannot be made there. Nobody
-            # can be writing such a file either, so SQLite may read it as immutable.
-            return _checked(sqlite3.connect(uri + "?immutable=1", uri=True, **_CONNECT))
-
-    def _open_record(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise CacheError(str(self.path), f"cannot create its folder ({e.strerror})") from None
-        db: sqlite3.Connection = sqlite3.connect(self.path, **_CONNECT)
-        try:
-            db.execute("PRAGMA busy_timeout=10000")  # other processes may be writing
-            db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode survives a process crash (only an OS crash can lose the
-            # last commits), at a fraction of FULL's fsync cost.
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            _checked(db)
-            # SQLite opens a write-protected file read-only without a word; find out now
-            # rather than at the first store, mid-run.
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.execute("INSERT INTO runs VALUES ('', 0)")
-            finally:
-                db.execute("ROLLBACK")
-        except BaseException:
-            db.close()
-            raise
-        return db
 
     # ---- lookups and stores -------------------------------------------------------
 
@@ -386,43 +332,7 @@ def _read_export(path: Path) -> Iterator[dict[str, Any]]:
         yield e
 
 
-# ---- opening and checking -----------------------------------------------------------
-
-_CONNECT: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
-
-
-def _checked(db: sqlite3.Connection) -> sqlite3.Connection:
-    """`db` if its file is a sound SQLite database; else sqlite3.DatabaseError.
-
-    quick_check reads every page (about 0.1 s per 100 MB), which is what finds damage in
-    the middle of the file before a run starts instead of halfway through it.
-    """
-    try:
-        row = db.execute("PRAGMA quick_check").fetchone()
-        if row is None or row[0] != "ok":
-            raise sqlite3.DatabaseError(f"integrity check: {row[0] if row else 'no answer'}")
-        db.execute("PRAGMA busy_timeout=10000")
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
-def _writable(path: Path) -> bool:
-    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-
-
-def _diagnose(path: Path, error: sqlite3.Error, mode: CacheMode) -> str:
-    """One line: what is wrong with the file and what to do about it."""
-    text = str(error)
-    if mode == "record" and ("readonly" in text or not _writable(path)):
-        return (
-            "read-only; replay it with --cache replay, or record into a writable "
-            "--cache-path (or --cache off)"
-        )
-    if "not a database" in text or "malformed" in text or "integrity" in text:
-        return f"not a usable SQLite cache ({text}); {_WHAT_TO_DO}"
-    return f"cannot open ({text}); {_WHAT_TO_DO}"
+# ---- ownership ----------------------------------------------------------------------
 
 
 def open_cache(settings: Settings) -> Cache | None:
