@@ -1,0 +1,65 @@
+"""The paper's printed numbers (arXiv 2501.05366 v1, QwQ-32B-Preview) and its matrices.
+
+Table 1 (reasoning sets, pass@1 in percent: EM on GPQA-diamond, `math_equal` on
+MATH500/AMC23/AIME24, pass@1 on LiveCodeBench) and Table 3 (QA sets, EM / F1), method by
+method, so `reproduce` can print ours beside theirs.
+"""
+
+from __future__ import annotations
+
+__all__ = ["METHOD_LABELS", "PAPER", "TABLES", "paper_cell"]
+
+# table -> the datasets of its columns (our known names), in the paper's order.
+TABLES: dict[str, tuple[str, ...]] = {
+    "reasoning": ("gpqa", "math500", "amc23", "aime24", "livecodebench"),
+    "qa": ("nq", "triviaqa", "hotpotqa", "2wiki", "musique", "bamboogle"),
+}
+METHODS: tuple[str, ...] = ("direct", "rag", "rag-agent", "search-o1")
+# How the paper names each method's row.
+METHOD_LABELS = {
+    "direct": "QwQ-32B (direct)",
+    "rag": "RAG-QwQ-32B",
+    "rag-agent": "RAgent-QwQ-32B",
+    "search-o1": "Search-o1",
+}
+# Table 1, overall columns, in TABLES["reasoning"] order.
+_TABLE_1 = {
+    "direct": "58.1 83.2 82.5 53.3 33.0",
+    "rag": "58.6 84.8 82.5 50.0 24.1",
+    "rag-agent": "61.6 85.0 85.0 56.7 26.8",
+    "search-o1": "63.6 86.4 85.0 56.7 33.0",
+}
+# Table 3, EM/F1, in TABLES["qa"] order.
+_TABLE_3 = {
+    "direct": "23.0/33.1 53.8/60.7 25.4/33.3 34.4/40.9 9.0/18.9 38.4/53.7",
+    "rag": "29.6/44.4 65.6/77.6 34.2/46.4 35.6/46.2 10.6/20.2 55.2/67.4",
+    "rag-agent": "33.6/48.4 62.0/74.0 43.0/55.2 58.4/71.2 13.6/25.5 52.0/64.7",
+    "search-o1": "34.0/49.7 63.4/74.1 45.2/57.3 58.0/71.4 16.6/28.2 56.0/67.8",
+}
+
+
+def _parse(
+    rows: dict[str, str], datasets: tuple[str, ...]
+) -> dict[tuple[str, str], tuple[float, ...]]:
+    return {
+        (method, dataset): tuple(float(v) for v in cell.split("/"))
+        for method, line in rows.items()
+        for dataset, cell in zip(datasets, line.split(), strict=True)
+    }
+
+
+# (method, dataset) -> the paper's numbers: one value (reasoning) or (EM, F1) (QA).
+PAPER: dict[tuple[str, str], tuple[float, ...]] = {
+    **_parse(_TABLE_1, TABLES["reasoning"]),
+    **_parse(_TABLE_3, TABLES["qa"]),
+}
+
+
+def paper_cell(method: str, dataset: str) -> str:
+    """The paper's number(s) for a cell as printed ("63.6", "34.0/49.7"), or "–".
+
+    >>> paper_cell("search-o1", "gpqa"), paper_cell("rag", "nq"), paper_cell("x", "nq")
+    ('63.6', '29.6/44.4', '–')
+    """
+    values = PAPER.get((method, dataset))
+    return "/".join(f"{v:.1f}" for v in values) if values else "–"
