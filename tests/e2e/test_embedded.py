@@ -1,4 +1,7 @@
-"""The embedded backend: real SmolLM2-135M run by llama.cpp's own server (xllamacpp)."""
+"""The embedded backend: real SmolLM2-135M run by llama.cpp's own server (xllamacpp).
+
+Kept in the e2e tier: loading a real model took about half of the unit and integration
+tiers' time, which should stay fast to run while developing."""
 
 from __future__ import annotations
 
