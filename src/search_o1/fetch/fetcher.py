@@ -31,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from search_o1._http import USER_AGENT
 from search_o1.errors import ConfigError, FetchError
 from search_o1.extract import UnsupportedContent, extract_text
 from search_o1.fetch.guard import BlockedURLError, GuardedTransport, HostPolicy
@@ -44,7 +45,6 @@ from search_o1.fetch.robots import (
 
 __all__ = ["FetchConfig", "FetchError", "Page", "PageFetcher"]
 
-USER_AGENT = "search-o1/0.1 (research agent; +https://github.com/search-o1)"
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
@@ -80,8 +80,17 @@ class Page:
 
 
 class PageFetcher:
-    def __init__(self, config: FetchConfig | None = None, policy: HostPolicy | None = None):
+    def __init__(
+        self,
+        config: FetchConfig | None = None,
+        policy: HostPolicy | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ):
+        """`transport` replaces the guarded connection layer, for wire-format tests with
+        `httpx.MockTransport`; the URL checks still run, the address checks then do not."""
         self.config = config or FetchConfig()
+        self._transport = transport
         self.policy = policy or HostPolicy()
         self._reader = _reader_url(self.config.reader_url)
         self._global = asyncio.Semaphore(self.config.max_concurrency)
@@ -110,7 +119,7 @@ class PageFetcher:
                 max_connections=c.max_concurrency, max_keepalive_connections=c.max_concurrency
             )
             self._client = httpx.AsyncClient(
-                transport=GuardedTransport(self.policy, limits=limits),
+                transport=self._transport or GuardedTransport(self.policy, limits=limits),
                 timeout=httpx.Timeout(c.read_timeout_s, connect=c.connect_timeout_s),
                 headers={
                     "User-Agent": c.user_agent,
