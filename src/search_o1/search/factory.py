@@ -27,6 +27,7 @@ def build_search(
 
     Web backends go through `cache`: an open Cache, or a callable that opens it, called
     only when a web backend is built (so a corpus-only run creates no cache file).
+    The caller owns the result: `await search.aclose()` when done (open_pipeline does).
     """
     backends: list[Search] = []
     for name in settings.search:
