@@ -7,7 +7,8 @@ variable that holds the key. Units are part of the help, not of the name (second
 
 HOW TO ADD A SETTING: declare one field below with `setting(default, GROUP, "help")`
 (pydantic constraints as keywords: `ge=`, `gt=`, `le=`; `factory=` for a mutable default;
-`shown=` for the default's wording in --help when the value alone would not say it).
+`shown=` for the default's wording in --help when the value alone would not say it;
+`results=False` when it cannot change an answer, so an eval run may resume with it changed).
 Nothing else: `load_settings` reads it from the file and the environment, and
 `search_o1.cli.options` turns it into the flag `--its-name` on ask/eval/serve, listed in
 that group of `--help` with its default. `bool` becomes `--x/--no-x`, a `Literal` becomes
@@ -79,10 +80,17 @@ def setting(
     *,
     factory: Callable[[], Any] | None = None,
     shown: str | None = None,
+    results: bool = True,
     **constraints: Any,
 ) -> Any:
-    """A Settings field: its default, its --help group and text, and pydantic constraints."""
+    """A Settings field: its default, its --help group and text, and pydantic constraints.
+
+    `results=False` marks a setting that cannot change an answer (where a server is, how
+    long to wait, how much runs at once): an eval run may resume with it changed.
+    """
     extra: dict[str, Any] = {"group": group}
+    if not results:
+        extra["results"] = False
     if shown is not None:
         extra["shown"] = shown
     if factory is not None:
@@ -104,10 +112,12 @@ class Settings(BaseSettings):
     )  # fmt: skip
     base_url: Annotated[list[str], NoDecode] = setting(
         group="model", factory=list, shown="none",
-        help="OpenAI-compatible server(s), e.g. http://host:8000/v1 (repeat or a,b).",
+        help="OpenAI-compatible server(s), e.g. http://host:8000/v1 (repeat or a,b).", results=False
     )  # fmt: skip
     model: str | None = setting(None, "model", "Model name on the server.", shown="its first")
-    api_key_env: str | None = setting(None, "model", "Environment variable holding the API key.")
+    api_key_env: str | None = setting(
+        None, "model", "Environment variable holding the API key.", results=False
+    )
     api_mode: Literal["completions", "chat"] = setting(
         "completions", "model", "Raw /v1/completions (prefix-cache friendly) or chat."
     )
@@ -118,15 +128,19 @@ class Settings(BaseSettings):
     context_length: int | None = setting(
         None, "model", "Model context window in tokens.", shown="asked from the server", gt=0
     )
-    timeout: float = setting(600.0, "model", "Read timeout per model request, seconds.", gt=0)
-    connect_timeout: float = setting(10.0, "model", "Connect timeout, seconds.", gt=0)
-    retries: int = setting(4, "model", "Retries of a failed request.", ge=0)
+    timeout: float = setting(
+        600.0, "model", "Read timeout per model request, seconds.", gt=0, results=False
+    )
+    connect_timeout: float = setting(
+        10.0, "model", "Connect timeout, seconds.", gt=0, results=False
+    )
+    retries: int = setting(4, "model", "Retries of a failed request.", ge=0, results=False)
     deadline: float = setting(
-        3600.0, "model", "Whole model request, all its tokens, seconds.", gt=0
+        3600.0, "model", "Whole model request, all its tokens, seconds.", gt=0, results=False
     )
     stall_timeout: float = setting(
         120.0, "model", "Silence inside a started model stream that counts as a stall, seconds.",
-        gt=0,
+        gt=0, results=False,
     )  # fmt: skip
     # --- reader (Reason-in-Documents) ---
     reader: bool = setting(
@@ -151,7 +165,7 @@ class Settings(BaseSettings):
     search_endpoint: str | None = setting(None, "search", "Endpoint URL of the search backend.")
     top_k: int = setting(10, "search", "Documents per search.", ge=1, le=100)
     search_deadline: float = setting(
-        20.0, "search", "Whole search API request, every byte, seconds.", gt=0
+        20.0, "search", "Whole search API request, every byte, seconds.", gt=0, results=False
     )
     max_doc_chars: int = setting(3000, "search", "Characters of context per document.", ge=100)
     max_page_chars: int = setting(
@@ -207,7 +221,7 @@ class Settings(BaseSettings):
     allow_private_hosts: bool = setting(
         False, "fetch", "Allow fetching pages on private/loopback addresses."
     )
-    max_fetch_concurrency: int = setting(16, "fetch", "Pages fetched at once.", ge=1)
+    max_fetch_concurrency: int = setting(16, "fetch", "Pages fetched at once.", ge=1, results=False)
     page_service: str | None = setting(
         None, "fetch", "Read pages through a page service (Jina Reader style): GET URL/<page>."
     )
@@ -216,23 +230,27 @@ class Settings(BaseSettings):
     )
     # --- cache ---
     cache: Literal["record", "replay", "off"] = setting(
-        "record", "cache", "Search/page cache: record, replay (cache only) or off."
+        "record", "cache", "Search/page cache: record, replay (cache only) or off.", results=False
     )
-    cache_path: str = setting(".search-o1/cache.sqlite", "cache", "Cache file (SQLite).")
+    cache_path: str = setting(
+        ".search-o1/cache.sqlite", "cache", "Cache file (SQLite).", results=False
+    )
     cache_ttl: float | None = setting(
         None, "cache", "Entries older than this many seconds count as missing.",
-        shown="never expire", gt=0,
+        shown="never expire", gt=0, results=False
     )  # fmt: skip
     # --- scheduling ---
     schedule: Literal["async", "rounds"] = setting(
         "async", "scheduling", "async: each question moves on at once; rounds: the paper's "
-        "lock-step batches.",
+        "lock-step batches.", results=False
     )  # fmt: skip
-    concurrency: int = setting(16, "scheduling", "Questions in flight.", ge=1)
+    concurrency: int = setting(16, "scheduling", "Questions in flight.", ge=1, results=False)
     # vLLM's default max_num_seqs: more only queue inside the server.
-    max_llm_inflight: int = setting(256, "scheduling", "Model requests in flight.", ge=1)
+    max_llm_inflight: int = setting(
+        256, "scheduling", "Model requests in flight.", ge=1, results=False
+    )
     # Search APIs rate-limit, and local indexes gain nothing past this.
-    max_search_inflight: int = setting(64, "scheduling", "Searches in flight.", ge=1)
+    max_search_inflight: int = setting(64, "scheduling", "Searches in flight.", ge=1, results=False)
 
     @field_validator("base_url", "search", mode="before")
     @classmethod
@@ -382,3 +400,20 @@ def _one_line(e: ValidationError) -> str:
     if first["type"] == "extra_forbidden":
         return f"unknown setting {where!r}{_did_you_mean(where)}"
     return f"setting {where}: {first['msg']}"
+
+
+def result_settings(settings: Settings) -> dict[str, Any]:
+    """The settings that can change an answer (JSON values): a resumed run must match them.
+
+    >>> "top_k" in result_settings(Settings()), "timeout" in result_settings(Settings())
+    (True, False)
+    """
+    dumped = settings.model_dump(mode="json")
+    return {
+        name: dumped[name]
+        for name, field in Settings.model_fields.items()
+        if not (
+            isinstance(field.json_schema_extra, dict)
+            and field.json_schema_extra.get("results") is False
+        )
+    }

@@ -63,7 +63,7 @@ async def test_each_method_end_to_end(
     ds = hotpot(shared_data, 4)
     model = ScriptedLLM(responder(boxed(ds, 3)))
     out = tmp_path / method
-    opts = RunOptions(method=method, out=out, progress=False, settings=settings())
+    opts = RunOptions(method=method, out=out, settings=settings())
     outcome = await run_eval(engine(model, bm25), ds, opts)
     m = json.loads((out / "metrics.json").read_text())
     assert m["overall"]["em"] == pytest.approx(0.75) and m["n"] == 4 and m["missing"] == 0
@@ -107,7 +107,7 @@ async def test_interrupted_run_resumes_and_counts_each_item_once(
     ds = hotpot(shared_data, 8)
     answers = boxed(ds, 8)
     out = tmp_path / "run"
-    opts = RunOptions(method="direct", out=out, concurrency=1, progress=False)
+    opts = RunOptions(method="direct", out=out, concurrency=1)
     crashing = ScriptedLLM(Crashing(responder(answers), after=5))
     with pytest.raises(Crash):
         await run_eval(engine(crashing, None), ds, opts)
@@ -128,16 +128,14 @@ async def test_backoff_takes_the_direct_answer_for_invalid_ones(
     ds = hotpot(shared_data, 4)
     direct = tmp_path / "direct"
     eng = engine(ScriptedLLM(responder(boxed(ds, 4))), None)
-    await run_eval(
-        eng, ds, RunOptions(method="direct", out=direct, progress=False, settings=settings())
-    )
+    await run_eval(eng, ds, RunOptions(method="direct", out=direct, settings=settings()))
     # The second run leaves two answers unboxed (invalid) and gets one wrong.
     answers = boxed(ds, 1)
     answers |= {ds.items[1].question: "\\boxed{nobody}", ds.items[2].question: "no idea"}
     answers |= {ds.items[3].question: "still thinking"}
     run = tmp_path / "rag"
     eng = engine(ScriptedLLM(responder(answers, search=False)), None)
-    opts = RunOptions(method="direct", out=run, backoff=direct, progress=False, settings=settings())
+    opts = RunOptions(method="direct", out=run, backoff=direct, settings=settings())
     outcome = await run_eval(eng, ds, opts)
     m = outcome.metrics
     assert m["overall"]["em"] == 0.25 and m["num_valid"] == 2
@@ -171,7 +169,7 @@ async def test_backend_failures_are_not_saved_as_answers(shared_data: Path, tmp_
     ds = hotpot(shared_data, 3)
     eng = engine(Failing(), None)
     outcome = await run_eval(
-        eng, ds, RunOptions(method="direct", out=tmp_path, progress=False, settings=settings())
+        eng, ds, RunOptions(method="direct", out=tmp_path, settings=settings())
     )
     assert outcome.failed == 3 and outcome.ran == 0
     assert (tmp_path / "results.jsonl").read_text() == ""

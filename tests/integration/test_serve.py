@@ -354,7 +354,7 @@ async def test_view_reads_a_run_the_eval_harness_wrote(tmp_path: Path) -> None:
     items = [Item("q1", QUESTION, ("Lucca",)), Item("q2", "Where was Puccini born?", ("Rome",))]
     dataset = Dataset("fixture", "qa", tmp_path / "fixture.jsonl", items)
     out = tmp_path / "run"
-    await run_eval(engine, dataset, RunOptions(method="search-o1", out=out, progress=False))
+    await run_eval(engine, dataset, RunOptions(method="search-o1", out=out))
     transport = httpx.ASGITransport(app=create_view_app(out))
     async with httpx.AsyncClient(transport=transport, base_url="http://view") as http:
         run = (await http.get("/api/run")).json()

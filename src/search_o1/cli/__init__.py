@@ -15,6 +15,7 @@ from search_o1.errors import SearchO1Error
 
 # Subcommand modules, in the order `--help` lists them.
 _SUBCOMMANDS = ("ask", "index", "eval", "reproduce", "report", "cache", "serve", "view")
+_RESUMABLE = frozenset({"eval", "reproduce"})
 
 
 class _Group(click.Group):
@@ -24,6 +25,13 @@ class _Group(click.Group):
         except SearchO1Error as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt:
+            # 128 + SIGINT, as shells report it; an eval keeps every finished item.
+            resume = ctx.invoked_subcommand in _RESUMABLE
+            click.echo(
+                f"interrupted{'; rerun the same command to resume' if resume else ''}", err=True
+            )
+            sys.exit(130)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

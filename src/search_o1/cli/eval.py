@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
+from search_o1.cli.progress import interrupt_notice, progress_bar
 from search_o1.config import Settings
-from search_o1.errors import BackendError
+from search_o1.errors import BackendError, ConfigError
 from search_o1.eval.datasets import (
     DATA_DIR_ENV,
     Dataset,
@@ -19,7 +20,7 @@ from search_o1.eval.datasets import (
     load_dataset,
     parse_fields,
 )
-from search_o1.eval.runner import RunOptions, RunOutcome, run_eval
+from search_o1.eval.runner import RunOptions, RunOutcome, check_resume, preflight, run_eval
 from search_o1.eval.sandbox import Limits
 from search_o1.methods import METHODS, get_method
 from search_o1.pipeline import open_pipeline
@@ -85,24 +86,38 @@ def command(
         seed=flags.get("seed") or 0, fields=parse_fields(fields),
     )  # fmt: skip
     _warn_skipped(data)
+    if not data.items:
+        raise ConfigError(_no_rows(data))
     settings = settings_for(data, settings_from_flags(config_file, flags), method)
     opts = RunOptions(
         method=method, out=out, concurrency=settings.concurrency, schedule=settings.schedule,
         backoff=backoff, limits=Limits(timeout_s=sandbox_timeout, memory_mb=sandbox_memory_mb),
-        progress=progress, argv=sys.argv[1:], settings=settings,
+        argv=sys.argv[1:], settings=settings,
     )  # fmt: skip
-    outcome = asyncio.run(_run(settings, data, opts))
+    check_resume(out, data, opts)  # before any model loads: a refusal costs nothing
+    with progress_bar(enabled=progress) as opts.on_progress:
+        outcome = asyncio.run(_run(settings, data, opts))
     click.echo((out / "summary.md").read_text(encoding="utf-8"))
     click.echo(f"run: {out} (ran {outcome.ran}, resumed {outcome.resumed})")
     if outcome.failed:
-        raise BackendError(
-            "eval", f"{outcome.failed} items failed; rerun the same command to retry them"
-        )
+        raise BackendError("eval", _failed_line(outcome))
+
+
+def _no_rows(data: Dataset) -> str:
+    why = f"; first skipped: line {data.skipped[0].line}: {data.skipped[0].reason}"
+    return f"{data.path}: no usable rows{why if data.skipped else ''} (check --fields/--task)"
+
+
+def _failed_line(outcome: RunOutcome) -> str:
+    causes = "; ".join(f"{n}× {cause}" for cause, n in outcome.failures.most_common(3))
+    return f"{outcome.failed} items failed ({causes}); rerun the same command to retry them"
 
 
 async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome:
-    async with open_pipeline(settings, search=get_method(opts.method).needs_search) as engine:
-        return await run_eval(engine, data, opts)
+    with interrupt_notice("Ctrl-C: stopping (finishing writes, closing servers)…"):
+        async with open_pipeline(settings, search=get_method(opts.method).needs_search) as engine:
+            await preflight(engine, data)
+            return await run_eval(engine, data, opts)
 
 
 def _warn_skipped(data: Dataset) -> None:

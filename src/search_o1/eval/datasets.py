@@ -300,6 +300,11 @@ def load_dataset(
         if not path.exists():
             known = ", ".join(sorted(KNOWN))
             raise ConfigError(f"{name_or_path!r} is neither a known dataset ({known}) nor a file")
+        if path.is_dir():
+            raise ConfigError(
+                f"--dataset {path} is a folder: pass a data file, or a known name with "
+                f"--data-dir {path}"
+            )
         if task is None:
             raise ConfigError(f"{path}: say what kind of task it is with --task {'|'.join(TASKS)}")
         ds = load_file(path, task, seed=seed, fields=fields)  # type: ignore[arg-type]

@@ -83,9 +83,14 @@ def _shown(task: str) -> list[str]:
 
 
 def render_summary(metrics: Mapping[str, Any]) -> str:
-    """summary.md for one run: the paper-shaped row, counts, backoff and breakdowns."""
+    """summary.md for one run: the paper-shaped row, counts, backoff and breakdowns.
+
+    A metric over no items is "–", never 0.0 (a run where everything failed scored nothing).
+    """
     title = title_of(str(metrics["dataset"]))
     header, values = _paper_row(metrics)
+    if not metrics.get("n"):
+        values = ["–"] * len(values)
     rows = [[str(metrics["method"]), *values]]
     backoff = metrics.get("backoff")
     if backoff:
@@ -167,6 +172,11 @@ def _mean_tokens(run: Run) -> str:
 
 def diff(a: Run, b: Run, *, all_changes: bool = False) -> str:
     """Items whose primary metric differs between two runs (or any prediction, with all)."""
+    if a.metrics["dataset"] != b.metrics["dataset"]:
+        raise ConfigError(
+            f"--diff compares runs of one dataset: {a.label} is {a.metrics['dataset']}, "
+            f"{b.label} is {b.metrics['dataset']}"
+        )
     primary = a.metrics["primary"]
     ra, rb = a.records(), b.records()
     rows: list[list[str]] = []
@@ -180,6 +190,10 @@ def diff(a: Run, b: Run, *, all_changes: bool = False) -> str:
             gold = "; ".join(map(str, x.get("gold", [])))[:40]
             rows.append([item_id, gold, _cell(x.get("prediction")), _cell(y.get("prediction")),
                          _pct(sx), _pct(sy)])  # fmt: skip
+    shared = sum(1 for i in ra if i in rb)
+    if not rows:
+        what = "predictions" if all_changes else primary
+        return f"no differences in {what} over the {shared} items both runs scored"
     head = f"{a.label}: {a_only} better · {b.label}: {b_only} better · {len(rows)} shown\n\n"
     header = ["id", "gold", f"{a.label}", f"{b.label}", f"{primary} A", f"{primary} B"]
     return head + _table(header, rows)
@@ -218,6 +232,7 @@ def plot(runs: Sequence[Run], *, x: str, metric: str, out: Path) -> Path:
     for key, points in sorted(series.items()):
         xs, ys = zip(*sorted(points), strict=True)
         ax.plot(xs, ys, marker="o", label=key)
+    scale_axes(ax, series)
     ax.set_xlabel(x)
     ax.set_ylabel(f"{_NAMES.get(metric, metric)} (%)")
     ax.grid(alpha=0.3)
@@ -226,3 +241,15 @@ def plot(runs: Sequence[Run], *, x: str, metric: str, out: Path) -> Path:
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out
+
+
+def scale_axes(ax: Any, series: Mapping[str, Sequence[tuple[float, float]]]) -> None:
+    """Percent from 0 (never a ±0.04 axis around all-zero data); whole-number x ticks
+    when every x is a whole number (top-k, searches), as such settings take no fractions."""
+    from matplotlib.ticker import MaxNLocator
+
+    top = max((y for points in series.values() for _, y in points), default=0.0)
+    ax.set_ylim(0, min(100.0, top * 1.15) if top > 0 else 100.0)
+    xs = [x for points in series.values() for x, _ in points]
+    if all(float(x).is_integer() for x in xs):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))

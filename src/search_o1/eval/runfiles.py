@@ -152,3 +152,35 @@ def check_same_run(run_dir: Path, identity: Mapping[str, Any]) -> None:
                 f"{run_dir} holds a run with {key}={old[key]!r}, not {value!r}; "
                 "use another --out or remove it"
             )
+
+
+def check_run_dir(out: Path) -> None:
+    """Refuse an existing folder that holds files but no run (it would be written into)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a folder for the run")
+    if not out.is_dir() or (out / CONFIG).exists() or (out / RESULTS).exists():
+        return
+    if any(out.iterdir()):
+        raise ConfigError(f"--out {out} holds other files and no run; pass a new or empty folder")
+
+
+def check_same_settings(run_dir: Path, settings: Mapping[str, Any]) -> None:
+    """Refuse to resume a run whose result-changing settings differ from `settings`.
+
+    Only settings recorded on both sides are compared (an older run may lack new ones).
+    """
+    path = run_dir / CONFIG
+    if not path.exists():
+        return
+    old = read_json(path).get("settings") or {}
+    new = scrub(settings)
+    changed = [
+        f"{name} {old[name]!r} -> {value!r}"
+        for name, value in new.items()
+        if name in old and old[name] != value
+    ]
+    if changed:
+        raise ConfigError(
+            f"{run_dir} was run with other settings ({'; '.join(changed)}); resuming would "
+            "mix results: rerun with the run's settings (its config.json), or pass a new --out"
+        )

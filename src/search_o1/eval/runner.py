@@ -10,22 +10,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
-from search_o1.config import Settings
+from search_o1.config import Settings, result_settings
 from search_o1.engine import Engine
 from search_o1.errors import BackendError, ConfigError
 from search_o1.eval import runfiles
@@ -48,7 +39,8 @@ class RunOptions:
     schedule: str = "async"
     backoff: Path | None = None
     limits: Limits = field(default_factory=Limits)
-    progress: bool = True
+    # Called once before the first item and after each one; the CLI draws its bar here.
+    on_progress: Callable[[Progress], None] | None = None
     # What the run was configured with (recorded in config.json; its in-flight limits
     # bound the scheduler). None: a library caller that built the Engine itself.
     settings: Settings | None = None
@@ -61,23 +53,47 @@ class RunOutcome:
     ran: int
     resumed: int
     failed: int
+    failures: Counter[str] = field(default_factory=Counter)  # cause -> items (not saved)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a run stands: items done of all (resumed ones included), and the score so far.
+
+    `score` is the mean primary metric over every saved item, resumed ones included (as
+    metrics.json counts them); None before any item is scored.
+    """
+
+    dataset: str
+    done: int
+    total: int
+    metric: str
+    score: float | None
+    failed: int
+
+    def label(self) -> str:
+        value = "–" if self.score is None else f"{100 * self.score:.1f}"
+        failed = f" · failed {self.failed}" if self.failed else ""
+        return f"{self.metric} {value}{failed}"
 
 
 class _Tally:
-    """Counts for the progress bar and the early abort on repeated backend errors."""
+    """Counts for progress reports and the early abort on repeated backend errors."""
 
-    def __init__(self, primary: str) -> None:
+    def __init__(self, primary: str, resumed: Mapping[str, Mapping[str, Any]]) -> None:
         self.primary = primary
-        self.total = 0.0
-        self.scored = 0
+        self.total = sum(float(r.get("metrics", {}).get(primary, 0.0)) for r in resumed.values())
+        self.scored = len(resumed)  # saved items, resumed ones included
+        self.ran = 0  # items scored by this invocation
         self.failed = 0
+        self.failures: Counter[str] = Counter()
         self.consecutive_errors = 0
         self.last_error = ""
 
-    def label(self) -> str:
-        value = 100 * self.total / self.scored if self.scored else 0.0
-        failed = f" · failed {self.failed}" if self.failed else ""
-        return f"{self.primary} {value:.1f}{failed}"
+    def progress(self, dataset: Dataset) -> Progress:
+        score = self.total / self.scored if self.scored else None
+        done = self.scored + self.failed
+        return Progress(dataset.name, done, len(dataset.items), self.primary, score, self.failed)
 
 
 def _record(item: Item, trace: Trace, scores: Mapping[str, float], task: str) -> dict[str, Any]:
@@ -174,6 +190,7 @@ async def _on_result(
         tally.failed += 1
         tally.consecutive_errors += 1
         tally.last_error = trace.error or "backend error"
+        tally.failures[tally.last_error[:200]] += 1
         if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
             raise BackendError(
                 "eval",
@@ -194,6 +211,7 @@ async def _on_result(
         record["code_result"] = detail
     runfiles.append_record(sink, record)
     tally.scored += 1
+    tally.ran += 1
     tally.total += scores.get(dataset.metric, 0.0)
 
 
@@ -204,46 +222,52 @@ def _unwrap(error: BaseException) -> BaseException:
     return error
 
 
-def _progress(opts: RunOptions) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[metric]}"),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not opts.progress,
-    )
-
-
 def _inflight(settings: Settings | None) -> dict[str, int]:
     if settings is None:
         return {}
     return {"llm_limit": settings.max_llm_inflight, "search_limit": settings.max_search_inflight}
 
 
+async def preflight(engine: Engine, dataset: Dataset) -> None:
+    """Ask the model server, and the search backend, once before any item runs.
+
+    A dead server then fails the run in seconds with its cause (a BackendError), instead
+    of every item failing one by one after its retries.
+    """
+    await engine.llm.context_length()
+    if engine.search is not None and dataset.items:
+        await engine.search.search(dataset.items[0].question, k=1)
+
+
+def check_resume(out: Path, dataset: Dataset, opts: RunOptions) -> None:
+    """Refuse a folder that is not a run, or a run made with other result-changing settings."""
+    runfiles.check_run_dir(out)
+    runfiles.check_same_run(out, _identity(dataset, opts.method))
+    if opts.settings is not None:
+        runfiles.check_same_settings(out, result_settings(opts.settings))
+
+
 async def run_eval(engine: Engine, dataset: Dataset, opts: RunOptions) -> RunOutcome:
     """Run (or resume) `dataset` with `opts.method` into `opts.out`; returns the metrics."""
+    check_resume(opts.out, dataset, opts)
     opts.out.mkdir(parents=True, exist_ok=True)
-    runfiles.check_same_run(opts.out, _identity(dataset, opts.method))
     fallback = _load_fallback(opts.backoff, dataset)
     _write_config(dataset, engine, opts)
-    done = runfiles.read_records(opts.out)
+    wanted = {item.id for item in dataset.items}
+    done = {i: r for i, r in runfiles.read_records(opts.out).items() if i in wanted}
     todo = [item for item in dataset.items if item.id not in done]
     items = {item.id: item for item in todo}
-    tally = _Tally(dataset.metric)
+    tally = _Tally(dataset.metric, done)
     jobs = [Job(i.id, i.question, dataset.task, opts.method) for i in todo]
-    with runfiles.open_results(opts.out) as sink, _progress(opts) as progress:
-        bar = progress.add_task(dataset.name, total=len(dataset.items), metric=tally.label())
-        progress.update(bar, completed=len(dataset.items) - len(todo))
+    report = opts.on_progress or (lambda _: None)
+    report(tally.progress(dataset))
+    with runfiles.open_results(opts.out) as sink:
 
         async def on_result(job: Job, trace: Trace) -> None:
             await _on_result(
                 job, trace, items=items, dataset=dataset, opts=opts, sink=sink, tally=tally
             )
-            progress.update(bar, advance=1, metric=tally.label())
+            report(tally.progress(dataset))
 
         try:
             await run_all(
@@ -257,5 +281,6 @@ async def run_eval(engine: Engine, dataset: Dataset, opts: RunOptions) -> RunOut
             raise _unwrap(e) from None
     metrics = finalize(opts.out, dataset, opts.method, fallback)
     return RunOutcome(
-        metrics, ran=tally.scored, resumed=len(dataset.items) - len(todo), failed=tally.failed
-    )
+        metrics, ran=tally.ran, resumed=len(dataset.items) - len(todo), failed=tally.failed,
+        failures=tally.failures,
+    )  # fmt: skip

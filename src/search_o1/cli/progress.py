@@ -1,0 +1,74 @@
+"""What the terminal shows while a long command runs: the eval progress bar, Ctrl-C notice.
+
+The library reports progress through a callback (`RunOptions.on_progress`); drawing it is
+the command's business, so a library caller gets no bar it did not ask for.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from search_o1.eval.runner import Progress as RunProgress
+
+
+@contextmanager
+def progress_bar(*, enabled: bool = True) -> Iterator[Callable[[RunProgress], None]]:
+    """A rich bar on stderr; yields the callback that moves it."""
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[metric]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+    )
+    task: list[Any] = []
+
+    def update(p: RunProgress) -> None:
+        if not task:
+            task.append(bar.add_task(p.dataset, total=p.total, metric=p.label()))
+        bar.update(task[0], completed=p.done, metric=p.label())
+
+    with bar:
+        yield update
+
+
+@contextmanager
+def interrupt_notice(message: str) -> Iterator[None]:
+    """On Ctrl-C, say `message` at once, then let the interrupt proceed as before.
+
+    Stopping cleanly (cancelling requests, writing metrics, closing servers) takes a
+    moment; the user should know it is under way rather than see nothing.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+
+    def notice(signum: int, frame: FrameType | None) -> None:
+        click.echo(f"\n{message}", err=True)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, notice)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,53 @@
+"""`report`: a diff across datasets is refused, no differences say so, plots start at 0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from search_o1.errors import ConfigError
+from search_o1.eval.report import Run, scale_axes, diff
+
+
+def run(tmp_path: Path, name: str, dataset: str, scores: dict[str, float]) -> Run:
+    path = tmp_path / name
+    path.mkdir()
+    records = [{"id": i, "prediction": "p", "gold": ["g"], "metrics": {"em": v}} for i, v in scores.items()]  # fmt: skip
+    (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    metrics: dict[str, Any] = {"dataset": dataset, "primary": "em"}
+    return Run(path, {}, metrics)
+
+
+def test_diff_refuses_runs_of_different_datasets(tmp_path: Path) -> None:
+    a = run(tmp_path, "a", "hotpotqa", {"1": 1.0})
+    b = run(tmp_path, "b", "2wiki", {"1": 0.0})
+    with pytest.raises(ConfigError, match="one dataset: a is hotpotqa, b is 2wiki"):
+        diff(a, b)
+
+
+def test_diff_without_differences_says_so(tmp_path: Path) -> None:
+    a = run(tmp_path, "a", "nq", {"1": 1.0, "2": 0.0})
+    b = run(tmp_path, "b", "nq", {"1": 1.0, "2": 0.0, "3": 1.0})
+    assert diff(a, b) == "no differences in em over the 2 items both runs scored"
+    changed = run(tmp_path, "c", "nq", {"1": 0.0, "2": 0.0})
+    assert "a: 1 better · c: 0 better · 1 shown" in diff(a, changed)
+
+
+def test_plot_axes_start_at_zero_with_whole_number_ticks() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    series = {"nq · direct": [(1.0, 0.0), (2.0, 0.0), (3.0, 0.0)]}
+    ax.plot([1, 2, 3], [0, 0, 0])
+    scale_axes(ax, series)
+    fig.canvas.draw()
+    assert ax.get_ylim() == (0.0, 100.0)
+    ticks = [t for t in ax.get_xticks() if 1 <= t <= 3]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    plt.close(fig)
