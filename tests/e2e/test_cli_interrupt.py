@@ -18,7 +18,10 @@ EXE = Path(sys.executable).with_name("search-o1")
 
 
 def test_ctrl_c_exits_130_says_so_and_keeps_what_finished(tmp_path: Path) -> None:
-    rows = [{"id": f"k{i}", "question": f"Question {i} here?", "golden_answers": ["a"]} for i in range(20)]  # fmt: skip
+    rows = [
+        {"id": f"k{i}", "question": f"Question {i} here?", "golden_answers": ["a"]}
+        for i in range(20)
+    ]
     data = tmp_path / "k.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     plain = responder({r["question"]: "\\boxed{a}" for r in rows})

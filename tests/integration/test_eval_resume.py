@@ -91,7 +91,8 @@ async def test_progress_after_resume_covers_every_item(tmp_path: Path) -> None:
 def test_a_summary_of_nothing_scored_shows_dashes() -> None:
     metrics = {
         "dataset": "x", "method": "direct", "task": "qa", "primary": "em", "items": 3, "n": 0,
-        "missing": 3, "skipped_rows": 0, "num_valid": 0, "overall": {"em": 0.0, "f1": 0.0, "acc": 0.0},
+        "missing": 3, "skipped_rows": 0, "num_valid": 0,
+        "overall": {"em": 0.0, "f1": 0.0, "acc": 0.0},
     }  # fmt: skip
     table_row = render_summary(metrics).splitlines()[4]
     assert table_row == "| direct | – | – | – |"

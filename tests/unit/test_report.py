@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 
 from search_o1.errors import ConfigError
-from search_o1.eval.report import Run, scale_axes, diff
+from search_o1.eval.report import Run, diff, scale_axes
 
 
 def run(tmp_path: Path, name: str, dataset: str, scores: dict[str, float]) -> Run:
     path = tmp_path / name
     path.mkdir()
-    records = [{"id": i, "prediction": "p", "gold": ["g"], "metrics": {"em": v}} for i, v in scores.items()]  # fmt: skip
+    records = [
+        {"id": i, "prediction": "p", "gold": ["g"], "metrics": {"em": v}} for i, v in scores.items()
+    ]
     (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     metrics: dict[str, Any] = {"dataset": dataset, "primary": "em"}
     return Run(path, {}, metrics)
