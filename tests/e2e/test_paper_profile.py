@@ -133,7 +133,8 @@ def test_rag_agent_limits_and_the_page_cut_on_a_qa_set(
     run(model, site, tmp_path, "--dataset", "nq", "--method", "rag-agent", "--profile", "paper")
     bodies = model.completion_requests
     assert len(bodies) == 10  # turns
-    searches = [r.json() for r in site.requests if r.path == "/search"]
+    check, *searches = [r.json() for r in site.requests if r.path == "/search"]
+    assert check["num"] == 1  # eval asks the search API once before any item runs
     assert len(searches) == 5 and {s["num"] for s in searches} == {5}  # searches, top-k
     last = prompt_text(bodies[-1])
     page = last[last.rindex(mk.BEGIN_FULL_PAGE) : last.rindex(mk.END_FULL_PAGE)]
