@@ -40,12 +40,12 @@ def progress_bar(*, enabled: bool = True) -> Iterator[Callable[[RunProgress], No
         console=Console(stderr=True),
         disable=not enabled,
     )
-    task: list[Any] = []
+    tasks: dict[str, Any] = {}  # one bar per run (reproduce runs several, one by one)
 
     def update(p: RunProgress) -> None:
-        if not task:
-            task.append(bar.add_task(p.dataset, total=p.total, metric=p.label()))
-        bar.update(task[0], completed=p.done, metric=p.label())
+        if p.run not in tasks:
+            tasks[p.run] = bar.add_task(p.run, total=p.total, metric=p.label())
+        bar.update(tasks[p.run], completed=p.done, metric=p.label())
 
     with bar:
         yield update

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
+from search_o1.cli.progress import progress_bar
 from search_o1.errors import BackendError
 from search_o1.eval.datasets import DATA_DIR_ENV
 from search_o1.eval.paper_tables import METHODS, TABLES
@@ -59,10 +60,11 @@ def command(
     settings = settings_from_flags(config_file, flags)
     opts = MatrixOptions(
         table=table, out=out, data_dir=data_dir, datasets=_names(datasets),
-        methods=_names(methods), limit=limit, progress=progress,
+        methods=_names(methods), limit=limit,
         sandbox=Limits(timeout_s=sandbox_timeout), argv=sys.argv[1:],
     )  # fmt: skip
-    results = asyncio.run(run_matrix(settings, opts))
+    with progress_bar(enabled=progress) as opts.on_progress:
+        results = asyncio.run(run_matrix(settings, opts))
     click.echo((out / SUMMARY).read_text(encoding="utf-8"))
     failed = sum(r.failed for r in results)
     if failed:

@@ -7,7 +7,7 @@ our numbers and the paper's side by side.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from search_o1.errors import ConfigError, InputFileError
 from search_o1.eval.datasets import KNOWN, load_dataset, title_of
 from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, TABLES, paper_cell
 from search_o1.eval.report import PAPER_COLUMNS
-from search_o1.eval.runner import RunOptions, run_eval
+from search_o1.eval.runner import Progress, RunOptions, run_eval
 from search_o1.eval.sandbox import Limits
 from search_o1.methods import get_method
 from search_o1.pipeline import open_pipeline
@@ -38,7 +38,7 @@ class MatrixOptions:
     datasets: Sequence[str] | None = None  # None: the table's columns
     methods: Sequence[str] | None = None  # None: the paper's four
     limit: int | None = None  # items per dataset (a slice, for a quick look)
-    progress: bool = False
+    on_progress: Callable[[Progress], None] | None = None  # each cell reports through it
     sandbox: Limits = field(default_factory=Limits)
     argv: list[str] | None = None
 
@@ -77,7 +77,7 @@ async def _run_cell(
     cell = resolve(settings, dataset=data.name, task=data.task, method=method)
     run = RunOptions(
         method=method, out=opts.out / f"{dataset}.{method}", concurrency=cell.concurrency,
-        schedule=cell.schedule, limits=opts.sandbox, progress=opts.progress,
+        schedule=cell.schedule, limits=opts.sandbox, on_progress=opts.on_progress,
         argv=opts.argv, settings=cell,
     )  # fmt: skip
     async with open_pipeline(cell, search=get_method(method).needs_search) as engine:

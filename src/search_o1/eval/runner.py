@@ -64,7 +64,7 @@ class Progress:
     metrics.json counts them); None before any item is scored.
     """
 
-    dataset: str
+    run: str  # "dataset · method"
     done: int
     total: int
     metric: str
@@ -90,10 +90,10 @@ class _Tally:
         self.consecutive_errors = 0
         self.last_error = ""
 
-    def progress(self, dataset: Dataset) -> Progress:
+    def progress(self, run: str, total: int) -> Progress:
         score = self.total / self.scored if self.scored else None
         done = self.scored + self.failed
-        return Progress(dataset.name, done, len(dataset.items), self.primary, score, self.failed)
+        return Progress(run, done, total, self.primary, score, self.failed)
 
 
 def _record(item: Item, trace: Trace, scores: Mapping[str, float], task: str) -> dict[str, Any]:
@@ -259,15 +259,16 @@ async def run_eval(engine: Engine, dataset: Dataset, opts: RunOptions) -> RunOut
     items = {item.id: item for item in todo}
     tally = _Tally(dataset.metric, done)
     jobs = [Job(i.id, i.question, dataset.task, opts.method) for i in todo]
+    label, total = f"{dataset.name} · {opts.method}", len(dataset.items)
     report = opts.on_progress or (lambda _: None)
-    report(tally.progress(dataset))
+    report(tally.progress(label, total))
     with runfiles.open_results(opts.out) as sink:
 
         async def on_result(job: Job, trace: Trace) -> None:
             await _on_result(
                 job, trace, items=items, dataset=dataset, opts=opts, sink=sink, tally=tally
             )
-            report(tally.progress(dataset))
+            report(tally.progress(label, total))
 
         try:
             await run_all(
