@@ -134,7 +134,7 @@ class Engine:
         limits = options.limits
         self.reader = Reader(
             reader_llm or llm,
-            sampling=options.sampling,
+            sampling=options.reader.sampling or options.sampling,
             max_tokens=options.reader.max_tokens or _call_budget(limits, 0),
             prompts=options.prompts,
         )
@@ -419,8 +419,12 @@ class Engine:
             return SearchRecord(query, "failed", hits=hits, documents=documents, error=str(e),
                                 inserted=mk.result_block(mk.neutralise(note)),
                                 latency_s=time.perf_counter() - start)  # fmt: skip
+        block = mk.result_block(inserted)
+        if reader is not None and self.options.reader.one_line:
+            # The paper's shape: the facts on one line, tight between the markers.
+            block = f"\n\n{mk.BEGIN_RESULT}{inserted.replace(chr(10), '')}{mk.END_RESULT}\n\n"
         return SearchRecord(query, "searched", hits=hits, documents=documents, reader=reader,
-                            inserted=mk.result_block(inserted),
+                            inserted=block,
                             latency_s=time.perf_counter() - start)  # fmt: skip
 
     async def _read_url(self, chain: _Chain, request: str) -> SearchRecord:

@@ -66,11 +66,15 @@ class ReaderOptions:
 
     `max_tokens`: new tokens per reader call; None gives the reader the main model's
     per-call limit, as the paper does (a long analysis cut before its `**Final
-    Information**` would otherwise lose every fact it found).
+    Information**` would otherwise lose every fact it found). `sampling`: the reader's
+    own (None: the main model's; the paper fixes 0.7/0.8/20/1.05). `one_line`: insert
+    the facts with their line breaks removed, tight between the markers (the paper's).
     """
 
     enabled: bool = True
     max_tokens: int | None = None
+    sampling: Sampling | None = None
+    one_line: bool = False
 
     def __post_init__(self) -> None:
         _at_least("reader", 1, max_tokens=self.max_tokens)

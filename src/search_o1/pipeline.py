@@ -21,6 +21,7 @@ from search_o1.prompts.templates import PromptSet, load_prompts
 from search_o1.registry import resolve_llm
 from search_o1.search.base import Search
 from search_o1.search.factory import build_search
+from search_o1.types import Sampling
 
 __all__ = ["build_llm", "build_search", "engine_options", "open_pipeline"]
 
@@ -64,7 +65,7 @@ def engine_options(settings: Settings) -> EngineOptions:
             context_length=settings.context_length,
         ),
         sampling=settings.sampling,
-        reader=ReaderOptions(enabled=settings.reader, max_tokens=settings.reader_max_tokens),
+        reader=_reader_options(settings),
         search=SearchOptions(
             top_k=settings.top_k,
             max_doc_chars=settings.max_doc_chars,
@@ -75,6 +76,16 @@ def engine_options(settings: Settings) -> EngineOptions:
         prompts=load_prompts(settings.prompts) if settings.prompts else PromptSet(),
         repeated_query=settings.repeated_query,
     )
+
+
+def _reader_options(settings: Settings) -> ReaderOptions:
+    """The reader; under the paper profile with its fixed sampling and one-line facts."""
+    if settings.profile != "paper":
+        return ReaderOptions(enabled=settings.reader, max_tokens=settings.reader_max_tokens)
+    return ReaderOptions(
+        enabled=settings.reader, max_tokens=settings.reader_max_tokens,
+        sampling=Sampling(0.7, 0.8, 20, 1.05, seed=settings.seed), one_line=True,
+    )  # fmt: skip
 
 
 def _needs_reader_llm(settings: Settings) -> bool:

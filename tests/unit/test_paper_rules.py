@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from search_o1 import markers as mk
+from search_o1.config import load_settings
 from search_o1.engine import Engine
 from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
+from search_o1.pipeline import engine_options
 from search_o1.prompts.templates import NOTICES, load_prompts
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Completion, Hit, TextSink
+from search_o1.types import Completion, Hit, Sampling, TextSink
 
 Q, EQ, U, EU = mk.BEGIN_QUERY, mk.END_QUERY, mk.BEGIN_URL, mk.END_URL
 
@@ -140,3 +142,24 @@ async def test_template_prompts_reach_the_model(tmp_path: Path) -> None:
     assert model.requests[0].prompt.messages[0].content == "INSTRUCTION max=1\nQUESTION Why?\n"
     assert model.requests[1].prompt.messages[0].content == "READ alpha facts: A page"
     assert "NO MORE than 1" in trace.searches[1].inserted
+
+
+async def test_paper_reader_sampling_and_one_line_facts() -> None:
+    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("line one\nline two"), "\\boxed{x}"])
+    fixed = Sampling(0.7, 0.8, 20, 1.05)
+    options = EngineOptions(
+        sampling=Sampling(temperature=0.1, repetition_penalty=1.0),
+        reader=ReaderOptions(sampling=fixed, one_line=True),
+    )
+    trace = await Engine(model, search(), options=options).run("Q?")
+    assert model.requests[1].sampling == fixed and model.requests[0].sampling.temperature == 0.1
+    block = f"\n\n{mk.BEGIN_RESULT}line oneline two{mk.END_RESULT}\n\n"
+    assert trace.searches[0].inserted == block
+
+
+def test_the_paper_profile_sets_the_reader() -> None:
+    paper = engine_options(load_settings({"profile": "paper", "temperature": 0.2}, environ={}))
+    assert paper.reader.one_line and paper.reader.sampling == Sampling(0.7, 0.8, 20, 1.05)
+    assert paper.sampling.temperature == 0.2
+    ours = engine_options(load_settings({}, environ={}))
+    assert not ours.reader.one_line and ours.reader.sampling is None
