@@ -54,6 +54,16 @@ async def test_a_200_that_is_not_a_completion_is_retried(kind: str) -> None:
     assert len(server.completion_requests) == 2
 
 
+@pytest.mark.parametrize("kind", ["html200", "empty_choices"])
+async def test_a_non_streamed_non_completion_is_retried_too(kind: str) -> None:
+    with openai_server(lambda body: ANSWER, fault=first(kind)) as server:
+        llm = client(server.url, stream=False)
+        done = await llm.complete(REQUEST)
+        await llm.aclose()
+    assert done.text == ANSWER and len(server.completion_requests) == 2
+    assert not any(body.get("stream") for body in server.completion_requests)
+
+
 @pytest.mark.parametrize("kind", ["html200", "empty_choices", "truncate", "reset"])
 async def test_a_persistent_non_completion_fails_after_the_retries(kind: str) -> None:
     with openai_server(lambda body: ANSWER, fault=always(kind)) as server:

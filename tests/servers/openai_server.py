@@ -264,13 +264,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _misbehave(self, fault: str, body: dict[str, Any], prompt: str, text: str) -> None:
         if fault.startswith("html"):
-            status = int(fault[4:])
-            page = b"<!DOCTYPE html><html><head><title>Bad Gateway</title></head>"
-            page += b"<body><h1>502 Bad Gateway</h1><p>upstream went away</p></body></html>"
-            return self._send(status, page, {"Content-Type": "text/html; charset=utf-8"})
-        if fault == "empty_choices" or not body.get("stream"):
+            return self._send_html(int(fault[4:]))
+        if not body.get("stream"):
             return self._send(200, self._envelope(False, []))
         chat = self.path.endswith("/chat/completions")
+        if fault == "empty_choices":  # a well-formed stream that holds no completion
+            self._start_sse()
+            self._sse(self._envelope(chat, []))
+            self._sse_raw(b"data: [DONE]\n\n")
+            return self._end_sse()
         half = text[: len(text) // 2 // CHUNK_CHARS * CHUNK_CHARS]
         self.cfg.rests[prompt + half] = text[len(half) :]
         self._start_sse()
@@ -287,6 +289,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._end_sse()  # a well-formed end of a body that is not a whole stream
         self.close_connection = True
+
+    def _send_html(self, status: int) -> None:
+        page = b"<!DOCTYPE html><html><head><title>Bad Gateway</title></head>"
+        page += b"<body><h1>502 Bad Gateway</h1><p>upstream went away</p></body></html>"
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
 
     # ---- SSE ----
 

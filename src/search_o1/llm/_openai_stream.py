@@ -1,7 +1,8 @@
 """Reading one streamed (SSE) completion off the connection, and the ways it can break.
 
-A stream is complete when it sent `[DONE]` or a `finish_reason`. Anything else is a
-fault, reported as a BackendError the client may act on:
+A stream is complete when it sent `[DONE]` or a `finish_reason`, and at least one
+choice. Anything else is a fault, reported as a BackendError the client may act on:
+- a stream with no choice at all (retryable): a 200 that is not a completion;
 - `StreamCut` (retryable): the connection dropped mid-body, or the body ended with
   neither, i.e. a proxy or server cut it. It carries the text received so far, so a
   raw-prompt client can keep it and continue the generation from there.
@@ -66,6 +67,10 @@ async def read_stream(
     if done:
         await drain(chunks)
     reply = state.reply()
+    if not state.parts and reply.finish_reason is None:
+        # A well-formed stream without a single choice: no completion, a server fault.
+        message = f"{url}: the stream held no completion (no choices)"
+        raise BackendError(BACKEND, message, status=200, retryable=True)
     if not done and reply.finish_reason is None:
         why = "stream ended without a finish_reason or [DONE] (cut off)"
         raise StreamCut(url, why, reply, _pieces(state))
