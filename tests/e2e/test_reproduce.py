@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
-from tests.eval_support import responder
+from tests.eval_support import prompt_text, responder
 from tests.servers.openai_server import openai_server
 
+from search_o1 import markers as mk
 from search_o1.cli import cli
 
 NQ = [
@@ -24,7 +26,7 @@ HOTPOT = [
 ]  # fmt: skip
 ANSWERS = {
     "Who painted the Night Watch?": "\\boxed{Rembrandt}",
-    "What is the capital of Peru?": "I think \\boxed{Cusco}",
+    "What is the capital of Peru?": "I think it is Cusco.",  # no box: invalid
     "Which river runs through the birthplace of Jeunet?": "\\boxed{the Loire}",
     "Who directed the film that won in 2001?": "\\boxed{Jean-Pierre Jeunet}",
 }
@@ -33,6 +35,15 @@ CORPUS = [
     {"id": "c2", "title": "Peru", "text": "Lima is the capital of Peru."},
     {"id": "c3", "title": "Roanne", "text": "Roanne, birthplace of Jeunet, is on the Loire."},
 ]
+
+
+def respond(body: dict[str, Any]) -> str:
+    """The table's answers; only the direct method (no search, no documents) knows Lima."""
+    text = prompt_text(body)
+    direct = mk.BEGIN_QUERY not in text and "Documents:" not in text
+    if direct and "What is the capital of Peru?" in text:
+        return "\\boxed{Lima}"
+    return responder(ANSWERS)(body)
 
 
 def test_reproduce_qa_on_two_slices_writes_the_side_by_side_table(tmp_path: Path) -> None:
@@ -50,7 +61,7 @@ def test_reproduce_qa_on_two_slices_writes_the_side_by_side_table(tmp_path: Path
         "chatml", "--search", "bm25", "--corpus", str(corpus),
         "--cache-path", str(tmp_path / "cache.sqlite"),
     ]  # fmt: skip
-    with openai_server(responder(ANSWERS)) as srv:
+    with openai_server(respond) as srv:
         result = CliRunner().invoke(cli, [*args, "--base-url", srv.url, "--model", "fake-model"])
         assert result.exit_code == 0, result.output
         cells = sorted(p.name for p in out.iterdir() if p.is_dir())
@@ -60,10 +71,13 @@ def test_reproduce_qa_on_two_slices_writes_the_side_by_side_table(tmp_path: Path
             metrics = json.loads((out / cell / "metrics.json").read_text())
             assert metrics["n"] == 2
         summary = (out / "summary.md").read_text()
-        # By hand: NQ EM 1/2 (Cusco is wrong), F1 1/2; HotpotQA EM 1/2 ("the Loire" -> loire;
-        # "Jean-Pierre Jeunet" vs "Jeunet": EM 0, F1 2*(1/2*1)/(1/2+1) = 2/3).
+        # By hand: NQ EM 1/2 (the Peru answer has no box), F1 1/2; direct knows Lima: 2/2.
+        # HotpotQA EM 1/2 ("the Loire" -> loire; "Jean-Pierre Jeunet" vs "Jeunet": EM 0,
+        # F1 2*(1/2*1)/(1/2+1) = 2/3). Back-off: the invalid Peru answer takes direct's.
         assert "| Method | NQ (n=2) | HotpotQA (n=2) |" in summary
+        assert "| QwQ-32B (direct) · ours | 100.0/100.0 | 50.0/83.3 |" in summary
         assert "| Search-o1 · ours | 50.0/50.0 | 50.0/83.3 |" in summary
+        assert "| Search-o1 · ours + back-off | 100.0/100.0 | 50.0/83.3 |" in summary
         assert "| Search-o1 · paper | 34.0/49.7 | 45.2/57.3 |" in summary
         assert "| RAgent-QwQ-32B · paper | 33.6/48.4 | 43.0/55.2 |" in summary
         assert summary in result.output

@@ -14,6 +14,7 @@ from typing import Any
 
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, InputFileError
+from search_o1.eval import runfiles
 from search_o1.eval.datasets import KNOWN, load_dataset, title_of
 from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, TABLES, paper_cell
 from search_o1.eval.report import PAPER_COLUMNS
@@ -75,10 +76,13 @@ async def _run_cell(
     except InputFileError as e:
         return CellResult(dataset, method, note=f"no data: {e}")
     cell = resolve(settings, dataset=data.name, task=data.task, method=method)
+    # The paper backs off every retrieval method's invalid answers to the direct run's.
+    direct = opts.out / f"{dataset}.direct"
+    backoff = direct if method != "direct" and (direct / runfiles.METRICS).exists() else None
     run = RunOptions(
         method=method, out=opts.out / f"{dataset}.{method}", concurrency=cell.concurrency,
         schedule=cell.schedule, limits=opts.sandbox, on_progress=opts.on_progress,
-        argv=opts.argv, settings=cell,
+        argv=opts.argv, settings=cell, backoff=backoff,
     )  # fmt: skip
     async with open_pipeline(cell, search=get_method(method).needs_search) as engine:
         outcome = await run_eval(engine, data, run)
@@ -95,10 +99,10 @@ async def run_matrix(settings: Settings, opts: MatrixOptions) -> list[CellResult
     return results
 
 
-def _ours(metrics: dict[str, Any] | None, table: str) -> str:
-    if metrics is None:
+def _ours(metrics: dict[str, Any] | None, table: str, *, backoff: bool = False) -> str:
+    if metrics is None or (backoff and not metrics.get("backoff")):
         return "–"
-    overall = metrics["overall"]
+    overall = metrics["backoff"] if backoff else metrics["overall"]
     if table == "qa":
         return f"{100 * overall['em']:.1f}/{100 * overall['f1']:.1f}"
     return f"{100 * overall[metrics['primary']]:.1f}"
@@ -116,6 +120,9 @@ def render_matrix(table: str, results: Sequence[CellResult], *, profile: str = "
     for m in methods:
         label = METHOD_LABELS.get(m, m)
         rows.append([f"{label} · ours", *(_ours(by[(d, m)].metrics, table) for d in datasets)])
+        if any((by[(d, m)].metrics or {}).get("backoff") for d in datasets):
+            cells = (_ours(by[(d, m)].metrics, table, backoff=True) for d in datasets)
+            rows.append([f"{label} · ours + back-off", *cells])
         rows.append([f"{label} · paper", *(paper_cell(m, d) for d in datasets)])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -138,5 +145,8 @@ def _head(table: str, profile: str, datasets: Sequence[str]) -> list[str]:
 
 def _notes(results: Sequence[CellResult]) -> list[str]:
     notes = [f"- {r.dataset} · {r.method}: {r.note}" for r in results if r.note]
-    runs = ["", "Each cell is a run directory `<dataset>.<method>/` (metrics.json, summary.md)."]
+    runs = [
+        "", "Each cell is a run directory `<dataset>.<method>/` (metrics.json, summary.md). "
+        "\"+ back-off\": invalid answers take the direct run's, as the paper's numbers do.",
+    ]  # fmt: skip
     return [*runs, *(["", "Notes:", *notes] if notes else [])]
