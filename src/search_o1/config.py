@@ -118,9 +118,11 @@ class Settings(BaseSettings):
     api_key_env: str | None = setting(
         None, "model", "Environment variable holding the API key.", results=False
     )
-    api_mode: Literal["completions", "chat"] = setting(
-        "completions", "model", "Raw /v1/completions (prefix-cache friendly) or chat."
-    )
+    api_mode: Literal["completions", "chat", "tools"] = setting(
+        "completions", "model",
+        "Raw /v1/completions (prefix-cache friendly), chat, or tools (the model searches "
+        "by calling a `search` function tool).",
+    )  # fmt: skip
     chat_template: str | None = setting(
         None, "model", "server | chatml | qwen-think | deepseek | llama3 | FILE.jinja.",
         shown="per backend",

@@ -28,6 +28,7 @@ from search_o1 import markers as mk
 from search_o1.answer import extract_answer
 from search_o1.config import TASKS, TaskKind
 from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine_tools import run_tools_chain, tool_llm
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.methods import Method, Opening, get_method
@@ -182,6 +183,9 @@ class Engine:
         return chain.trace
 
     async def _loop(self, chain: _Chain) -> None:
+        if self._tools_mode(chain.method):
+            await run_tools_chain(self, chain)
+            return
         if self._force_search(chain) and not await self._forced_query(chain):
             return
         for turn in range(len(chain.trace.steps), self.options.limits.max_turns):
@@ -231,11 +235,19 @@ class Engine:
             return await self._read_url(chain, url)
         return None
 
+    def _tools_mode(self, method: Method) -> bool:
+        """Tools mode applies to methods that search mid-chain; the others run as in chat."""
+        return self.options.tools and method.answer != "none" and not method.retrieve_first
+
     def _validate(self, question: str, task: str, method: Method) -> None:
         if not question.strip():
             raise ConfigError("the question is empty")
         if task not in TASKS:
             raise ConfigError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+        if self._tools_mode(method) and method.tool_opening is None:
+            raise ConfigError(f"the {method.name} method has no tools mode (--api-mode tools)")
+        if self._tools_mode(method):
+            tool_llm(self)
         if method.needs_search and self.search is None:
             raise ConfigError(
                 f"the {method.name} method needs a search backend, and none is configured"
@@ -293,7 +305,10 @@ class Engine:
             None if documents is None else _documents_text(documents),
             self.options.prompts, page_fields(documents or ()),
         )  # fmt: skip
-        return Prompt((Message("user", chain.method.opening(opening)),))
+        write = chain.method.opening
+        if self._tools_mode(chain.method) and chain.method.tool_opening is not None:
+            write = chain.method.tool_opening
+        return Prompt((Message("user", write(opening)),))
 
     async def _rag_documents(self, chain: _Chain, question: str) -> tuple[Document, ...]:
         record = await self._search(chain, question, mode="documents")

@@ -108,6 +108,8 @@ class EngineOptions:
     `repeated_query`: "reuse" inserts a repeated query's earlier result again and checks
     the search limit after it (ours); "notice" checks the limit first and answers a
     repeat with a notice (the paper's; rag-agent inserts nothing for a repeat).
+    `tools`: the model searches by calling a function tool instead of writing query
+    markers (`--api-mode tools`; see engine_tools.py).
     """
 
     limits: ChainLimits = field(default_factory=ChainLimits)
@@ -118,6 +120,7 @@ class EngineOptions:
     task: TaskKind = "qa"
     prompts: PromptSet = field(default_factory=PromptSet)
     repeated_query: Literal["reuse", "notice"] = "reuse"
+    tools: bool = False
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:

@@ -57,6 +57,8 @@ class Method:
     - `needs_search`: a search backend must be configured.
     - `forceable`: a forced first search may open the chain (only for methods whose
       model writes queries).
+    - `tool_opening`: the opening in tools mode (`--api-mode tools`), where the model
+      searches by calling a function tool; None: the method has no tools mode.
     """
 
     name: str
@@ -67,6 +69,7 @@ class Method:
     retrieve_first: bool = False
     needs_search: bool = False
     forceable: bool = False
+    tool_opening: Callable[[Opening], str] | None = None
 
 
 def _direct(o: Opening) -> str:
@@ -85,6 +88,11 @@ def _rag_agent(o: Opening) -> str:
 
 def _search_o1(o: Opening) -> str:
     instruction = o.prompts.search_o1(o.task, o.limits.max_searches)
+    return instruction + o.prompts.task(o.task, o.question)
+
+
+def _search_o1_tools(o: Opening) -> str:
+    instruction = o.prompts.search_o1_tools(o.task, o.limits.max_searches)
     return instruction + o.prompts.task(o.task, o.question)
 
 
@@ -139,6 +147,7 @@ BUILT_IN: tuple[Method, ...] = (
         answer="reader",
         needs_search=True,
         forceable=True,
+        tool_opening=_search_o1_tools,
     ),
 )
 for _method in BUILT_IN:

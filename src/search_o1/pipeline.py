@@ -75,6 +75,7 @@ def engine_options(settings: Settings) -> EngineOptions:
         task=settings.task,
         prompts=load_prompts(settings.prompts) if settings.prompts else PromptSet(),
         repeated_query=settings.repeated_query,
+        tools=settings.api_mode == "tools",
     )
 
 

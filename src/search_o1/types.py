@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from search_o1.chat import ChatMessage
+
 
 class FinishReason(StrEnum):
     """Why a question's chain ended. Every exit of the engine sets exactly one."""
@@ -182,6 +184,8 @@ class Trace:
     reader_usage: Usage = Usage()
     latency_s: float = 0.0
     prompt: Prompt | None = None
+    # Tools mode only: the conversation as sent (calls, tool results, echoed reasoning).
+    messages: list[ChatMessage] = field(default_factory=list)
 
     @property
     def output(self) -> str:

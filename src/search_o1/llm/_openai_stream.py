@@ -48,10 +48,12 @@ async def read_stream(
     *,
     stall_s: float | None,
     thinking: bool = False,
+    state: wire.StreamState | None = None,
 ) -> wire.Reply:
     """The reply in `response`'s SSE body, text pieces passed to `on_text` as they come
-    (with `thinking`, reasoning deltas joined into the chain text; see _reasoning)."""
-    state = wire.StreamState(rsn.ChainJoiner(thinking))
+    (with `thinking`, reasoning deltas joined into the chain text; see _reasoning).
+    `state`: a StreamState of another kind (tools mode's), read the same way."""
+    state = state or wire.StreamState(rsn.ChainJoiner(thinking))
     sse = wire.SseDecoder()
     chunks = response.aiter_bytes()
     try:

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from search_o1.chat import ToolReply
 from search_o1.config import Settings
 from search_o1.errors import MissingExtraError
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import DEADLINE_S, STALL_S, OpenAILLM
+from search_o1.llm.tools import ToolRequest
 from search_o1.types import Completion, TextSink
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,41 @@ def require_xllamacpp() -> None:
         raise MissingExtraError("xllamacpp", "embedded")
 
 
+# SmolLM2's own template has no tools, and llama.cpp then ignores them. This ChatML
+# template (ours) lists the tools in a system turn and writes calls as
+# <tool_call>{"name": ..., "arguments": ...}</tool_call>; llama.cpp's template analysis
+# reads that format off it. With tools it also wraps answer text in <reply>...</reply>:
+# only for a template whose text is always wrapped does `tool_choice: "required"` force a
+# call at once (otherwise the grammar lets free text come first, and the 135M model never
+# gets to the call). Without tools it renders plain ChatML. Only the chat path sees it:
+# completions requests send a prompt rendered here.
+TOOLS_TEMPLATE = (
+    "{%- if tools %}<|im_start|>system\n"
+    "{% if messages[0]['role'] == 'system' %}{{ messages[0]['content'] }}\n\n{% endif %}"
+    "You can call functions. Their signatures, as JSON:\n"
+    "{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}"
+    "Reply with one tool call and nothing else, like this:\n"
+    '<tool_call>{"name": "search", "arguments": {"query": "capital of France"}}</tool_call>'
+    "<|im_end|>\n"
+    "{% elif messages[0]['role'] == 'system' %}<|im_start|>system\n"
+    "{{ messages[0]['content'] }}<|im_end|>\n{% endif -%}"
+    "{%- for message in messages %}"
+    "{%- if message['role'] == 'system' %}"
+    "{%- elif message['role'] == 'assistant' %}<|im_start|>assistant\n"
+    "{% if message['content'] %}{% if tools %}<reply>{{ message['content'] }}</reply>"
+    "{% else %}{{ message['content'] }}{% endif %}{% endif %}"
+    "{%- if message['tool_calls'] %}{% for call in message['tool_calls'] %}"
+    '<tool_call>{"name": "{{ call[\'function\'][\'name\'] }}", "arguments": '
+    "{{ call['function']['arguments'] | tojson }}}</tool_call>{% endfor %}{% endif %}"
+    "<|im_end|>\n"
+    "{% elif message['role'] == 'tool' %}<|im_start|>tool\n{{ message['content'] }}<|im_end|>\n"
+    "{% else %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
 # ---- the shared server -------------------------------------------------------------------
 
 
@@ -97,6 +134,8 @@ def _params(gguf: Path, context: int, threads: int) -> Any:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.verbosity = -1  # llama.cpp logs every request to stderr otherwise
+    params.use_jinja = True
+    params.chat_template = TOOLS_TEMPLATE
     return params
 
 
@@ -216,6 +255,17 @@ class EmbeddedLLM:
     ) -> Completion:
         llm = await self._llm()
         return await llm.complete(request, on_text=on_text)
+
+    async def converse(
+        self,
+        request: ToolRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_reasoning: TextSink | None = None,
+    ) -> ToolReply:
+        """Tools mode through the server's Jinja chat path (see TOOLS_TEMPLATE)."""
+        llm = await self._llm()
+        return await llm.converse(request, on_text=on_text, on_reasoning=on_reasoning)
 
     async def context_length(self) -> int | None:
         return await (await self._llm()).context_length()

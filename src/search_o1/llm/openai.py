@@ -32,16 +32,19 @@ from typing import Any, Literal, cast
 import httpx
 
 from search_o1._http import USER_AGENT, RetryPolicy, deadline
+from search_o1.chat import ToolReply
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.llm import _openai_errors as errors
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
 from search_o1.llm._openai_stream import Kept, StreamCut, malformed, read_stream
+from search_o1.llm._openai_tools import converse
 from search_o1.llm._transport import ShardedTransport
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
 from search_o1.llm.templates import render_on_server as _render_on_server
+from search_o1.llm.tools import ToolRequest
 from search_o1.tokens import estimate_tokens
 from search_o1.types import Completion, Message, TextSink
 
@@ -93,7 +96,7 @@ class OpenAILLM:
         *,
         model: str | None = None,
         api_key: str | None = None,
-        api_mode: Literal["completions", "chat"] = "completions",
+        api_mode: Literal["completions", "chat", "tools"] = "completions",
         chat_template: str | None = None,
         context_length: int | None = None,
         timeout_s: float = 600.0,
@@ -116,8 +119,10 @@ class OpenAILLM:
             )
         self.base_url = urls[0].rstrip("/")
         self.model = model
+        # Tools mode (converse) is chat; its text calls (the reader) go to chat too.
+        mode: Literal["completions", "chat"] = "chat" if api_mode == "tools" else api_mode
         self.api_mode: Literal["completions", "chat"] = (
-            "completions" if continuation == "raw" else api_mode
+            "completions" if continuation == "raw" else mode
         )
         self.retry = retry or RetryPolicy(retries=max(0, retries))
         self.deadline_s = deadline_s
@@ -290,6 +295,16 @@ class OpenAILLM:
         return rsn.chat_plan(
             self.base_url, info.kind, how or "prefill", messages, prompt.continuation
         )
+
+    async def converse(
+        self,
+        request: ToolRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_reasoning: TextSink | None = None,
+    ) -> ToolReply:
+        """One chat turn with function tools (`--api-mode tools`); see _openai_tools."""
+        return await converse(self, request, on_text=on_text, on_reasoning=on_reasoning)
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""

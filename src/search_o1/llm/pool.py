@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from search_o1._http import RetryPolicy
-from search_o1.errors import BackendError, ContextOverflowError
+from search_o1.chat import ToolReply
+from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
+from search_o1.llm.tools import ToolLLM, ToolRequest
 from search_o1.types import Completion, TextSink
+
+R = TypeVar("R")
 
 _AFFINITY_ENTRIES = 1 << 16
 
@@ -82,17 +87,41 @@ class PoolLLM:
         self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
         prompt = request.prompt
-        key = hash(prompt.messages)
+        return await self._route(
+            hash(prompt.messages),
+            bool(prompt.continuation),
+            lambda llm: llm.complete(request, on_text=on_text),
+        )
+
+    async def converse(
+        self,
+        request: ToolRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_reasoning: TextSink | None = None,
+    ) -> ToolReply:
+        """Tools mode: a conversation is recognised by its first message, like a chain."""
+
+        async def call(llm: LLM) -> ToolReply:
+            if not isinstance(llm, ToolLLM):
+                raise ConfigError(f"{llm.name!r} cannot call tools (--api-mode tools)")
+            return await llm.converse(request, on_text=on_text, on_reasoning=on_reasoning)
+
+        first = request.messages[0] if request.messages else None
+        key = hash((first.role, first.content) if first is not None else None)
+        return await self._route(key, len(request.messages) > 1, call)
+
+    async def _route(self, key: int, continuing: bool, call: Callable[[LLM], Awaitable[R]]) -> R:
         # Each endpoint may be tried once more than the retries allow, so one dead server
         # among many never exhausts a request's attempts.
         attempts = len(self.endpoints) + self.retry.retries
         for attempt in range(attempts):
-            index = await self._choose(key, continuing=bool(prompt.continuation))
+            index = await self._choose(key, continuing=continuing)
             endpoint = self.endpoints[index]
             endpoint.outstanding += 1
             endpoint.sent += 1
             try:
-                completion = await endpoint.llm.complete(request, on_text=on_text)
+                completion = await call(endpoint.llm)
             except BackendError as e:
                 if not _fails_endpoint(e) or attempt == attempts - 1:
                     raise

@@ -19,6 +19,7 @@ from typing import Any
 from search_o1 import prompts as builtin
 from search_o1.config import TASKS
 from search_o1.errors import ConfigError
+from search_o1.prompts.tools import search_o1_tools_instruction
 from search_o1.types import Document
 
 __all__ = ["NOTICES", "SLOTS", "PromptSet", "load_prompts", "page_fields"]
@@ -26,6 +27,7 @@ __all__ = ["NOTICES", "SLOTS", "PromptSet", "load_prompts", "page_fields"]
 # slot -> the variables its template receives (besides `task`, given to every slot).
 SLOTS: dict[str, tuple[str, ...]] = {
     "search_o1": ("max_searches",),
+    "search_o1_tools": ("max_searches",),
     "rag_agent": ("max_searches", "max_urls"),
     "task": ("question",),
     "rag": ("question", "documents", "pages"),
@@ -87,6 +89,11 @@ class PromptSet:
     def search_o1(self, task: str, max_searches: int) -> str:
         out = self._render("search_o1", task, {"max_searches": max_searches})
         return builtin.search_o1_instruction(task, max_searches) if out is None else out
+
+    def search_o1_tools(self, task: str, max_searches: int) -> str:
+        """The instruction of tools mode (`--api-mode tools`): search by calling a tool."""
+        out = self._render("search_o1_tools", task, {"max_searches": max_searches})
+        return search_o1_tools_instruction(max_searches) if out is None else out
 
     def rag_agent(self, task: str, max_searches: int, max_urls: int) -> str:
         values = {"max_searches": max_searches, "max_urls": max_urls}

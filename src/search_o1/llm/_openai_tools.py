@@ -1,0 +1,103 @@
+"""`OpenAILLM.converse`: one chat turn with function tools, over the client's connection.
+
+The request, retry, deadline and error handling are the client's own (one retry policy,
+one deadline per request, the same typed errors); only the body (llm/tools.py) and the
+reply differ from a text completion: a streamed reply is read by the same SSE reader
+with a `ToolStreamState`, a whole one by `parse_tool_reply`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from search_o1.chat import ToolReply
+from search_o1.errors import BackendError
+from search_o1.llm import _openai_errors as errors
+from search_o1.llm import _openai_wire as wire
+from search_o1.llm import tools as tool_wire
+from search_o1.llm._openai_stream import malformed, read_stream
+from search_o1.tokens import estimate_tokens
+from search_o1.types import TextSink
+
+if TYPE_CHECKING:
+    from search_o1.llm.openai import OpenAILLM
+
+log = logging.getLogger(__name__)
+
+
+async def converse(
+    llm: OpenAILLM,
+    request: tool_wire.ToolRequest,
+    *,
+    on_text: TextSink | None = None,
+    on_reasoning: TextSink | None = None,
+) -> ToolReply:
+    """POST one tools request with the client's retries; usage estimated when unsent."""
+    started = time.monotonic()
+    info = await llm._discover()
+    url = llm.base_url + "/chat/completions"
+    shown: list[str] = []
+
+    def body() -> dict[str, Any]:
+        stream = on_text is not None or on_reasoning is not None
+        return tool_wire.tool_body(
+            request, model=llm.model, stream=stream, kind=info.kind, extras=llm._send_extras
+        )
+
+    def sink(target: TextSink | None) -> TextSink:
+        def show(piece: str) -> None:
+            if target is not None:
+                shown.append(piece)
+                target(piece)
+
+        return show
+
+    async def attempt() -> ToolReply:
+        try:
+            return await _post_once(llm, url, body(), sink(on_text), sink(on_reasoning))
+        except BackendError as e:
+            if llm._send_extras and not shown and wire.rejects_extras(e.status or 0, str(e)):
+                log.warning("%s rejects non-standard fields; sending standard ones", url)
+                llm._send_extras = False
+                return await attempt()
+            raise llm._unless_shown(e, shown) from None
+
+    reply = await llm.retry.call(attempt, what=url)
+    sent = reply.reasoning + reply.content + "".join(c.arguments for c in reply.tool_calls)
+    return dataclasses.replace(
+        reply,
+        prompt_tokens=reply.prompt_tokens or estimate_tokens(json.dumps(body()["messages"])),
+        completion_tokens=reply.completion_tokens or estimate_tokens(sent),
+        latency_s=time.monotonic() - started,
+    )
+
+
+async def _post_once(
+    llm: OpenAILLM, url: str, body: dict[str, Any], on_text: TextSink, on_reasoning: TextSink
+) -> ToolReply:
+    async with llm._deadline(url), llm._open(url, body) as response:
+        if response.status_code != 200:
+            await response.aread()
+            raise llm._http_error(url, response)
+        # Some servers ignore `stream` and answer with one JSON body: read it whole.
+        ctype = response.headers.get("content-type", "")
+        if body.get("stream") and "json" not in ctype and "html" not in ctype:
+            state = tool_wire.ToolStreamState(on_reasoning)
+            await read_stream(url, response, on_text, stall_s=llm.stall_timeout_s, state=state)
+            return state.tool_reply()
+        await response.aread()
+        if wire.is_html(ctype, response.text):
+            raise errors.not_a_completion(url, response)
+        try:
+            reply = tool_wire.parse_tool_reply(response.json())
+        except ValueError as e:
+            raise malformed(url, e) from None
+        if body.get("stream"):
+            for show, piece in ((on_reasoning, reply.reasoning), (on_text, reply.content)):
+                if piece:
+                    show(piece)
+        return reply
