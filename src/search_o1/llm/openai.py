@@ -209,10 +209,12 @@ class OpenAILLM:
                 raise
             # Chat-only servers (many hosted APIs and thin wrappers) have no raw
             # completions: continue the chain as a final assistant message instead.
-            log.warning("%s has no /completions; using /chat/completions", self.base_url)
             self.api_mode = "chat"
             self._chat_forced = True
-            return await self._complete(request, on_text)
+            completion = await self._complete(request, on_text)
+            # Said once it worked: for a server with neither, the error alone is the line.
+            log.warning("%s has no /completions; using /chat/completions", self.base_url)
+            return completion
         except BackendError as e:
             if not self._continuation_refused(request, e):
                 raise
