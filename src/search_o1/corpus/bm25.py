@@ -42,7 +42,7 @@ from search_o1.window import cut_document
 if TYPE_CHECKING:
     from search_o1.config import Settings
 
-__all__ = ["FORMAT", "BM25Search", "Tokenizer", "read_manifest"]
+__all__ = ["FORMAT", "BM25Search", "Tokenizer", "corpus_path", "open_passages", "read_manifest"]
 
 FORMAT = "search-o1-bm25"
 DEFAULT_MAX_DOC_CHARS = 3000
@@ -71,9 +71,27 @@ class Tokenizer:
             stemmer = self._local.stemmer = Stemmer.Stemmer(self.language)
         return stemmer
 
+    def words(self, text: str) -> list[str]:
+        """Lowercased words of two or more characters, stopwords dropped (not stemmed)."""
+        return [w for w in self._WORD.findall(text.lower()) if w not in self._STOPWORDS]
+
     def __call__(self, text: str) -> list[str]:
-        words = [w for w in self._WORD.findall(text.lower()) if w not in self._STOPWORDS]
-        return list(self._stemmer().stemWords(words))
+        return list(self._stemmer().stemWords(self.words(text)))
+
+    def corpus_ids(self, texts: Iterable[str]) -> tuple[list[list[int]], dict[str, int]]:
+        """Every text as term ids, plus the vocabulary (stemmed term -> id).
+
+        A corpus repeats each word many times: each distinct word is stemmed once, and
+        the documents are built as ids, which bm25s indexes without a vocabulary pass
+        of its own. Gives the same terms as calling the tokenizer on each text.
+        """
+        word_ids: dict[str, int] = {}
+        docs = [[word_ids.setdefault(w, len(word_ids)) for w in self.words(t)] for t in texts]
+        vocab: dict[str, int] = {}
+        stem_of_word = [
+            vocab.setdefault(stem, len(vocab)) for stem in self._stemmer().stemWords(list(word_ids))
+        ]
+        return [[stem_of_word[i] for i in doc] for doc in docs], vocab
 
 
 class BM25Search:
@@ -119,9 +137,11 @@ class BM25Search:
             raise ConfigError(f"no passages to index{f' in {source}' if source else ''}")
         tokenize = Tokenizer()
         started = time.perf_counter()
-        corpus_tokens = [tokenize(f"{p.title}\n{p.text}") for p in items]
+        ids, vocab = tokenize.corpus_ids(f"{p.title}\n{p.text}" for p in items)
+        if not vocab:
+            raise ConfigError(f"no searchable words in the passages{f' of {source}' if source else ''}")
         retriever = bm25s.BM25()
-        retriever.index(corpus_tokens, show_progress=False)
+        retriever.index((ids, vocab), show_progress=False)
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -176,13 +196,7 @@ class BM25Search:
 
         The special name "demo" (when no such file exists) is the bundled demo corpus.
         """
-        path = Path(corpus).expanduser()
-        if str(corpus) == "demo" and not path.exists():
-            from search_o1.corpus.demo import demo_corpus_path
-
-            path = demo_corpus_path()
-        if not path.exists():
-            raise InputFileError(str(path), "no such file or folder")
+        path = corpus_path(corpus)
         if is_index_dir(path):
             return cls.load(path, max_doc_chars=max_doc_chars)
         return cls._cached(path, cache_dir or cache_root(), max_doc_chars)
@@ -242,6 +256,41 @@ class BM25Search:
 
     async def aclose(self) -> None:
         return None
+
+
+def corpus_path(corpus: str | Path) -> Path:
+    """The path `corpus` names; "demo" (when no such file exists) is the bundled corpus."""
+    path = Path(corpus).expanduser()
+    if str(corpus) == "demo" and not path.exists():
+        from search_o1.corpus.demo import demo_corpus_path
+
+        path = demo_corpus_path()
+    if not path.exists():
+        raise InputFileError(str(path), "no such file or folder")
+    return path
+
+
+def open_passages(
+    corpus: str | Path, *, cache_dir: Path | None = None
+) -> tuple[Path | None, Sequence[Passage], dict[str, Any]]:
+    """(index folder, passages, manifest) of any corpus source, for other local backends.
+
+    A JSONL file or document folder is indexed once into the cache, as `open` does, so
+    every backend over one source reads the same passages in the same order. The folder
+    is None when the cache could not be written (the passages then come from memory).
+    """
+    path = corpus_path(corpus)
+    folder = path if is_index_dir(path) else (cache_dir or cache_root()) / source_key(path)
+    if not is_index_dir(folder):
+        built = BM25Search.open(path, cache_dir=cache_dir)
+        if not is_index_dir(folder):
+            return None, built.passages, built.manifest
+    manifest = read_manifest(folder)
+    try:
+        passages = _read_passages(folder / _PASSAGES)
+    except (OSError, ValueError, KeyError) as e:
+        raise InputFileError(str(folder), f"damaged index ({e}); build it again") from None
+    return folder, passages, manifest
 
 
 def _top_k(scores: np.ndarray[Any, Any], k: int) -> list[int]:
