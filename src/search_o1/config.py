@@ -56,6 +56,7 @@ GROUPS: tuple[str, ...] = (
     "model",
     "reader",
     "search",
+    "dense",
     "limits",
     "sampling",
     "fetch",
@@ -163,7 +164,9 @@ class Settings(BaseSettings):
         group="search", factory=lambda: ["bm25"], shown="bm25",
         help="Search backend(s): bm25, serper, retriever, ...; a,b fuses them.",
     )  # fmt: skip
-    corpus: str | None = setting(None, "search", "JSONL file, folder, or built index for bm25.")
+    corpus: str | None = setting(
+        None, "search", "JSONL file, folder, or built index for bm25 and dense."
+    )
     search_endpoint: str | None = setting(None, "search", "Endpoint URL of the search backend.")
     top_k: int = setting(10, "search", "Documents per search.", ge=1, le=100)
     search_deadline: float = setting(
@@ -174,6 +177,24 @@ class Settings(BaseSettings):
         50_000, "search", "Characters of a fetched page the context window is cut from "
         "(the paper: 8000).", ge=100,
     )  # fmt: skip
+    # --- dense search (the [dense] extra; see docs/dense.md) ---
+    embedding_model: str | None = setting(
+        None, "dense", "Sentence-transformers model folder for dense search.",
+        shown="all-MiniLM-L6-v2 (bundled)",
+    )  # fmt: skip
+    embedding_prefixes: Literal["auto", "e5", "bge", "none"] = setting(
+        "auto", "dense", "Query/passage prefixes: e5, bge, none, or auto (from the model's config)."
+    )
+    faiss_index: str | None = setting(
+        None, "dense", "A FlashRAG FAISS index file; --corpus is then the JSONL it was built from."
+    )
+    dense_index: Literal["flat", "ivf", "hnsw"] = setting(
+        "flat", "dense", "FAISS index kind: flat (exact), ivf or hnsw (approximate, for millions)."
+    )
+    nprobe: int = setting(32, "dense", "IVF clusters scanned per query (recall vs. speed).", ge=1)
+    ef_search: int = setting(
+        128, "dense", "HNSW candidates kept per query (recall vs. speed).", ge=1
+    )
     # --- the chain ---
     task: TaskKind = setting("qa", "limits", "Task kind: the instructions and answer format.")
     max_searches: int = setting(5, "limits", "Searches per question (10 suits multi-hop).", ge=0)

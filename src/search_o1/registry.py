@@ -73,6 +73,7 @@ BUILTINS: dict[Kind, dict[str, str]] = {
     },
     "search": {
         "bm25": "search_o1.corpus.bm25:BM25Search.from_settings",
+        "dense": "search_o1.corpus.dense:DenseSearch.from_settings",
         "memory": "search_o1.search.memory:MemorySearch.from_settings",
         "serper": "search_o1.search.serper:SerperSearch.from_settings",
         "brave": "search_o1.search.brave:BraveSearch.from_settings",

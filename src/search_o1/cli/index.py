@@ -1,21 +1,32 @@
-"""`search-o1 index`: build, inspect and try local BM25 indexes."""
+"""`search-o1 index`: build, inspect and try local indexes (BM25, and dense vectors)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from search_o1.corpus.bm25 import BM25Search, read_manifest
+from search_o1.corpus.dense import DenseSearch
+from search_o1.corpus.embed import require_dense
 from search_o1.corpus.load import iter_passages
 from search_o1.corpus.passage import Passage
 from search_o1.corpus.store import is_index_dir, source_key
+from search_o1.corpus.vectors import INDEX_KINDS, IndexKind
 from search_o1.errors import ConfigError, InputFileError
 
 _err = Console(stderr=True)
@@ -24,7 +35,7 @@ _PROGRESS_EVERY = 500
 
 @click.group("index")
 def command() -> None:
-    """Build and inspect local search indexes (BM25)."""
+    """Build and inspect local search indexes (BM25; dense vectors with --dense)."""
 
 
 def _check_out(out: Path, force: bool) -> None:
@@ -53,15 +64,70 @@ def _progress() -> Progress:
     return Progress(*columns, console=_err, transient=True, disable=not _err.is_terminal)
 
 
+def _embed_progress(progress: Progress, total: int | None) -> Callable[[int, int], None]:
+    task = progress.add_task("embedding passages", total=total)
+    return lambda done, of: progress.update(task, completed=done, total=of)
+
+
+def _bar() -> Progress:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+    return Progress(*columns, console=_err, disable=not _err.is_terminal)
+
+
+def _build_dense(out: Path, model: str | None, prefixes: str, kind: IndexKind) -> str:
+    """Embed the passages of the index at `out` into it; returns a line for the summary."""
+    from search_o1.corpus.embed import SentenceEncoder
+
+    encoder = SentenceEncoder.open(model, prefixes)
+    with _bar() as progress:
+        total = int(read_manifest(out)["count"])
+        dense = DenseSearch.open(out, encoder, kind=kind, progress=_embed_progress(progress, total))
+    rate = dense.manifest.get("passages_per_second", "?")
+    return f"dense: {encoder.dim}-dim vectors ({kind}), {rate} passages/s"
+
+
 @command.command("build")
 @click.argument("src", type=click.Path(path_type=Path))
 @click.option("--out", "-o", required=True, type=click.Path(path_type=Path), help="Index folder.")
 @click.option("--force", is_flag=True, help="Replace an existing index at --out.")
-def build(src: Path, out: Path, force: bool) -> None:
+@click.option("--dense", is_flag=True, help="Also embed the passages for --search dense.")
+@click.option("--embedding-model", metavar="PATH", help="Sentence-transformers model folder.")
+@click.option(
+    "--embedding-prefixes",
+    type=click.Choice(["auto", "e5", "bge", "none"]),
+    default="auto",
+    show_default=True,
+    help="Query/passage prefixes (auto: from the model's config).",
+)
+@click.option(
+    "--dense-index",
+    type=click.Choice(INDEX_KINDS),
+    default="flat",
+    show_default=True,
+    help="FAISS index kind to build beside the vectors.",
+)
+def build(
+    src: Path,
+    out: Path,
+    force: bool,
+    dense: bool,
+    embedding_model: str | None,
+    embedding_prefixes: str,
+    dense_index: IndexKind,
+) -> None:
     """Index SRC (a JSONL file or a folder of .txt/.md/.html/.pdf) into the folder --out."""
     if not src.exists():
         raise InputFileError(str(src), "no such file or folder")
     _check_out(out, force)
+    if dense:
+        require_dense()  # fail before the BM25 work, not after it
     started = time.perf_counter()
     with _progress() as progress:
         passages = list(_counted(iter_passages(src), progress))
@@ -72,10 +138,12 @@ def build(src: Path, out: Path, force: bool) -> None:
         key = source_key(src)
         index = BM25Search.build(passages, source=str(src.resolve()), content_hash=key)
         index.save(out, replace=force)
+    extra = _build_dense(out, embedding_model, embedding_prefixes, dense_index) if dense else ""
     total = time.perf_counter() - started
     click.echo(
         f"indexed {len(index):,} passages from {src} in {total:.1f} s "
         f"(read {read_s:.1f} s, index and save {total - read_s:.1f} s) -> {out}"
+        + (f"\n{extra}" if extra else "")
     )
 
 
@@ -94,6 +162,9 @@ def info(directory: Path, as_json: bool) -> None:
         return
     for key in ("source", "count", "content_hash", "created", "build_seconds", "bm25s"):
         click.echo(f"{key:>13}: {manifest.get(key)}")
+    for sub in sorted(directory.glob("dense-*/manifest.json")):
+        dense = json.loads(sub.read_text(encoding="utf-8"))
+        click.echo(f"{'dense':>13}: {dense.get('dim')}-dim, model {dense.get('model')}")
     click.echo(f"{'size':>13}: {_size(directory) / 1e6:.1f} MB")
 
 
@@ -101,9 +172,19 @@ def info(directory: Path, as_json: bool) -> None:
 @click.argument("corpus")
 @click.argument("query")
 @click.option("-k", "--top-k", "k", default=5, show_default=True, type=click.IntRange(1, 100))
-def search(corpus: str, query: str, k: int) -> None:
+@click.option("--dense", is_flag=True, help="Search by embeddings instead of BM25.")
+@click.option("--embedding-model", metavar="PATH", help="Sentence-transformers model folder.")
+def search(corpus: str, query: str, k: int, dense: bool, embedding_model: str | None) -> None:
     """Try QUERY against CORPUS (an index folder, JSONL file, document folder or 'demo')."""
-    index = BM25Search.open(corpus)
+    index: BM25Search | DenseSearch
+    if dense:
+        from search_o1.corpus.embed import SentenceEncoder
+
+        with _bar() as progress:
+            encoder = SentenceEncoder.open(embedding_model)
+            index = DenseSearch.open(corpus, encoder, progress=_embed_progress(progress, None))
+    else:
+        index = BM25Search.open(corpus)
     started = time.perf_counter()
     hits = asyncio.run(index.search(query, k=k))
     elapsed_ms = (time.perf_counter() - started) * 1000

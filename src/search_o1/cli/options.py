@@ -30,6 +30,7 @@ _TITLES = {
     "model": "Model",
     "reader": "Reader (Reason-in-Documents)",
     "search": "Search",
+    "dense": "Dense search",
     "limits": "Limits",
     "sampling": "Sampling",
     "fetch": "Web fetch",

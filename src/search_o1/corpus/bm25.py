@@ -139,7 +139,8 @@ class BM25Search:
         started = time.perf_counter()
         ids, vocab = tokenize.corpus_ids(f"{p.title}\n{p.text}" for p in items)
         if not vocab:
-            raise ConfigError(f"no searchable words in the passages{f' of {source}' if source else ''}")
+            where = f" of {source}" if source else ""
+            raise ConfigError(f"no searchable words in the passages{where}")
         retriever = bm25s.BM25()
         retriever.index((ids, vocab), show_progress=False)
         manifest = {

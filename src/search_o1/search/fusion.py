@@ -23,8 +23,10 @@ RRF_K = 60  # the constant from the RRF paper; dampens the weight of the very to
 
 
 def _identity(hit: Hit) -> str:
-    # Web hits meet by URL; corpus hits only meet hits of the same backend and id.
-    return hit.url or f"{hit.source}:{hit.id}"
+    # Web hits meet by URL. Corpus passages have none: bm25 and dense over one corpus name
+    # a passage by the same id and title, so they meet by both; the title keeps passages
+    # of two different corpora that reuse ids ("0", "1", ...) apart.
+    return hit.url or f"passage:{hit.id}\n{hit.title}"
 
 
 def reciprocal_rank_fusion(lists: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
@@ -33,6 +35,9 @@ def reciprocal_rank_fusion(lists: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
     >>> a, b, c = (Hit(id=x, title=x, url=f"u/{x}") for x in "abc")
     >>> [h.id for h in reciprocal_rank_fusion([[a, b], [b, c]], 3)]
     ['b', 'a', 'c']
+    >>> bm25 = Hit(id="7", title="Tosca", source="bm25")
+    >>> len(reciprocal_rank_fusion([[bm25], [dataclasses.replace(bm25, source="dense")]], 10))
+    1
     """
     scores: dict[str, float] = {}
     first: dict[str, Hit] = {}
