@@ -3,6 +3,8 @@
     .venv/bin/python -m bench.dense_bench recall [--corpus closed|own] [--sets hotpotqa,...]
     .venv/bin/python -m bench.dense_bench throughput [--n 512]
     .venv/bin/python -m bench.dense_bench latency [--queries 200]
+    .venv/bin/python -m bench.dense_bench ann
+    .venv/bin/python -m bench.dense_bench retrieve
 
 recall: recall@k of the gold (supporting) titles, each question queried as it is, for our
 bm25, dense and fused (`--search bm25,dense`) beside raw bm25s and plain
@@ -14,6 +16,10 @@ searches ../shared/data/corpus/multihop_closed.jsonl (9,576 paragraphs) for ever
 throughput: passages per second embedding the first N wiki-18 passages, ours vs. plain.
 latency: one query at a time through `DenseSearch.search` (encode + FAISS + cut) over the
 closed corpus (9,576 passages; embedded once, then cached).
+retrieve: recall on the HotpotQA paragraphs through `/retrieve`'s code path, for
+`--search bm25`, `dense` and `bm25,dense` built from settings as `serve` builds them.
+ann: IVF and HNSW against flat on the closed corpus: how much of the exact top 10 each
+nprobe / efSearch finds, and the FAISS time per query.
 """
 
 from __future__ import annotations
@@ -176,6 +182,23 @@ def run_recall(args: argparse.Namespace) -> None:
             )
 
 
+def run_retrieve(args: argparse.Namespace) -> None:
+    """Recall through what `serve`'s /retrieve runs: the backend `--search` builds, asked
+    by `retrieve()` with the protocol's request, on the HotpotQA paragraphs."""
+    from search_o1.config import Settings
+    from search_o1.search.factory import build_search
+    from search_o1.serve.retrieve import RetrieveRequest, retrieve
+
+    qs = questions("hotpotqa")
+    corpus = own_corpus("hotpotqa", qs)
+    for search in ("bm25", "dense", "bm25,dense"):
+        backend = build_search(Settings(search=search.split(","), corpus=str(corpus)))
+        request = RetrieveRequest([q.text for q in qs], topk=args.k)
+        answer = asyncio.run(retrieve(backend, request))
+        titles = [[d["contents"].partition("\n")[0] for d in docs] for docs in answer["result"]]
+        print(f"/retrieve --search {search:<11} recall@{args.k} {recall(titles, qs, args.k):.3f}")
+
+
 # ---- throughput and latency ----
 
 
@@ -224,6 +247,38 @@ def run_latency(args: argparse.Namespace) -> None:
     )
 
 
+def _agreement(index: Any, flat_ids: Any, vectors: Any, k: int) -> tuple[float, float]:
+    """(overlap@k with the exact top k, ms per query) for an approximate index."""
+    started = time.perf_counter()
+    _, ids = index.search(vectors, k)
+    ms = (time.perf_counter() - started) * 1000 / len(vectors)
+    overlap = [len(set(a) & set(b)) / k for a, b in zip(ids, flat_ids, strict=True)]
+    return sum(overlap) / len(overlap), ms
+
+
+def run_ann(args: argparse.Namespace) -> None:
+    """What nprobe and efSearch trade, on the closed corpus's cached vectors."""
+    from search_o1.corpus.vectors import tune
+
+    encoder = SentenceEncoder.open()
+    flat = DenseSearch.open(CLOSED, encoder)
+    queries = encoder.encode_queries([q.text for name in SETS for q in questions(name)])
+    _, exact = flat.index.search(queries, 10)
+    for kind, knob, values in (
+        ("ivf", "nprobe", (1, 4, 16, 32, 64)),
+        ("hnsw", "ef_search", (16, 32, 64, 128, 256)),
+    ):
+        index = DenseSearch.open(CLOSED, encoder, kind=kind).index  # type: ignore[arg-type]
+        for value in values:
+            tune(index, **{knob: value})
+            overlap, ms = _agreement(index, exact, queries, 10)
+            print(
+                f"{kind:<5}{knob}={value:<4} overlap@10 with flat {overlap:.3f}  {ms:.3f} ms/query"
+            )
+    _, ms = _agreement(flat.index, exact, queries, 10)
+    print(f"flat exact: {ms:.3f} ms/query over {len(flat):,} vectors")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -236,8 +291,11 @@ def main() -> None:
     thr.add_argument("--reps", type=int, default=2)
     lat = sub.add_parser("latency")
     lat.add_argument("--queries", type=int, default=200)
+    sub.add_parser("ann")
+    sub.add_parser("retrieve").add_argument("-k", type=int, default=10)
     args = parser.parse_args()
-    {"recall": run_recall, "throughput": run_throughput, "latency": run_latency}[args.what](args)
+    runs = {"recall": run_recall, "throughput": run_throughput, "latency": run_latency}
+    {**runs, "ann": run_ann, "retrieve": run_retrieve}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -20,14 +20,14 @@ import pytest
 pytest.importorskip("sentence_transformers", reason="the dense extra is not installed")
 pytest.importorskip("faiss", reason="the dense extra is not installed")
 
-from tests.servers.openai_server import openai_server  # noqa: E402
+from tests.servers.openai_server import openai_server
 
 EXE = Path(sys.executable).with_name("search-o1")
 ROWS = [
-    {"id": "t", "title": "Tosca", "text": "Tosca is an opera by Giacomo Puccini, first staged in Rome."},
+    {"id": "t", "title": "Tosca", "text": "Tosca is an opera by Giacomo Puccini, staged in Rome."},
     {"id": "p", "title": "Giacomo Puccini", "text": "Puccini was born in Lucca, Italy, in 1858."},
     {"id": "b", "title": "Bread", "text": "Bread is baked from flour, water and yeast."},
-    {"id": "m", "title": "Mount Everest", "text": "Everest is the highest mountain above sea level."},
+    {"id": "m", "title": "Mount Everest", "text": "Everest is the highest mountain on Earth."},
 ]
 
 
@@ -55,7 +55,8 @@ def test_index_build_dense_then_search_by_meaning(tmp_path: Path, corpus: Path) 
     assert "dense: 384-dim vectors (flat)" in built.stdout
     assert "dense" in run(tmp_path, "index", "info", str(out)).stdout
     # No word in common with the passage: only the embedding can find it.
-    found = run(tmp_path, "index", "search", str(out), "tallest peak on earth", "--dense", "-k", "1")
+    query = "tallest peak in the world"
+    found = run(tmp_path, "index", "search", str(out), query, "--dense", "-k", "1")
     assert found.returncode == 0, found.stderr
     assert "Mount Everest (m)" in found.stdout
     assert "embedding" not in found.stderr  # the vectors built ahead were used
@@ -90,7 +91,7 @@ def test_serve_answers_retrieve(tmp_path: Path, corpus: Path, search: str) -> No
             cmd, cwd=tmp_path, env=_env(tmp_path), text=True, stderr=subprocess.PIPE
         )
         try:
-            body = {"queries": ["tallest peak on earth", "birthplace of Puccini"], "topk": 2}
+            body = {"queries": ["tallest peak in the world", "birthplace of Puccini"], "topk": 2}
             answer = _retrieve(f"http://127.0.0.1:{port}", proc, {**body, "return_scores": True})
         finally:
             proc.terminate()
@@ -112,7 +113,8 @@ def test_flashrag_index_built_elsewhere_loads_without_re_embedding(tmp_path: Pat
 
     contents = [f'"{r["title"]}"\n{r["text"]}' for r in ROWS]
     corpus = tmp_path / "wiki.jsonl"
-    corpus.write_text("".join(json.dumps({"id": str(i), "contents": c}) + "\n" for i, c in enumerate(contents)))  # fmt: skip
+    rows = [json.dumps({"id": str(i), "contents": c}) for i, c in enumerate(contents)]
+    corpus.write_text("\n".join(rows) + "\n")
     model = SentenceTransformer(str(default_model_dir()), device="cpu")
     index = faiss.index_factory(384, "Flat", faiss.METRIC_INNER_PRODUCT)
     index.add(model.encode(contents, normalize_embeddings=True))
@@ -121,8 +123,13 @@ def test_flashrag_index_built_elsewhere_loads_without_re_embedding(tmp_path: Pat
     encoder = SentenceEncoder.open()
     calls: list[int] = []
     original = encoder.encode_passages
-    encoder.encode_passages = lambda texts, progress=None: calls.append(1) or original(texts)  # type: ignore[method-assign]
+
+    def counted(texts: Any, progress: Any = None) -> Any:
+        calls.append(len(texts))
+        return original(texts)
+
+    encoder.encode_passages = counted  # type: ignore[method-assign]
     dense = DenseSearch.from_flashrag(tmp_path / "minilm_Flat.index", corpus, encoder)
-    hits = asyncio.run(dense.search("tallest peak on earth", k=1))
+    hits = asyncio.run(dense.search("tallest peak in the world", k=1))
     assert (hits[0].id, hits[0].title) == ("3", "Mount Everest") and calls == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["minilm_Flat.index", "wiki.jsonl"]

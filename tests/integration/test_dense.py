@@ -17,20 +17,20 @@ import pytest
 
 pytest.importorskip("faiss", reason="the dense extra is not installed")
 
-import faiss  # noqa: E402
+import faiss
 
-from search_o1.corpus.bm25 import BM25Search  # noqa: E402
-from search_o1.corpus.dense import DenseSearch, passage_text  # noqa: E402
-from search_o1.corpus.embed import ProgressFn  # noqa: E402
-from search_o1.corpus.vectors import tune  # noqa: E402
-from search_o1.errors import ConfigError, InputFileError  # noqa: E402
-from search_o1.search.fusion import FusedSearch  # noqa: E402
+from search_o1.corpus.bm25 import BM25Search
+from search_o1.corpus.dense import DenseSearch, passage_text
+from search_o1.corpus.embed import ProgressFn
+from search_o1.corpus.vectors import tune
+from search_o1.errors import ConfigError, InputFileError
+from search_o1.search.fusion import FusedSearch
 
 ROWS = [
-    {"id": "t", "title": "Tosca", "text": "Tosca is an opera by Giacomo Puccini, first staged in Rome."},
+    {"id": "t", "title": "Tosca", "text": "Tosca is an opera by Giacomo Puccini, staged in Rome."},
     {"id": "p", "title": "Giacomo Puccini", "text": "Puccini was born in Lucca, Italy, in 1858."},
     {"id": "b", "title": "Bread", "text": "Bread is baked from flour, water and yeast."},
-    {"id": "m", "title": "Mount Everest", "text": "Everest is the highest mountain above sea level."},
+    {"id": "m", "title": "Mount Everest", "text": "Everest is the highest mountain on Earth."},
 ]
 
 
@@ -72,7 +72,7 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_search_finds_the_passage_sharing_the_query_words(corpus: Path) -> None:
     dense = DenseSearch.open(corpus, HashingEncoder())
     hits = asyncio.run(dense.search("where was Puccini born", k=2))
-    assert [h.id for h in hits][0] == "p"
+    assert hits[0].id == "p"
     assert hits[0].source == "dense" and hits[0].title == "Giacomo Puccini"
     assert hits[0].score is not None and hits[0].score > hits[1].score  # type: ignore[operator]
     assert asyncio.run(dense.search("   ", k=3)) == []
@@ -135,7 +135,7 @@ def test_flashrag_index_is_searched_without_re_embedding(tmp_path: Path) -> None
     encoder = HashingEncoder()
     index_file, corpus = _flashrag_files(tmp_path, encoder)
     dense = DenseSearch.from_flashrag(index_file, corpus, encoder)
-    hits = asyncio.run(dense.search("highest mountain above sea level", k=1))
+    hits = asyncio.run(dense.search("highest mountain on Earth", k=1))
     assert (hits[0].id, hits[0].title) == ("3", "Mount Everest")  # quotes dropped
     assert encoder.passage_calls == 0
     assert passage_text(dense.passages[0]).startswith("Tosca\n")
@@ -146,7 +146,7 @@ def test_flashrag_mismatches_are_named(tmp_path: Path) -> None:
     index_file, corpus = _flashrag_files(tmp_path, encoder)
     short = tmp_path / "short.jsonl"
     short.write_text(corpus.read_text().splitlines()[0] + "\n")
-    with pytest.raises(InputFileError, match="holds 4 vectors but .* has 1 passages"):
+    with pytest.raises(InputFileError, match=r"holds 4 vectors but .* has 1 passages"):
         DenseSearch.from_flashrag(index_file, short, encoder)
     with pytest.raises(ConfigError, match="64-dimension vectors but the embedding model gives 32"):
         DenseSearch.from_flashrag(index_file, corpus, HashingEncoder(dim=32))

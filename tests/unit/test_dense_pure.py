@@ -47,7 +47,7 @@ def test_prefixes_come_from_the_sentence_transformers_prompts(tmp_path: Path) ->
         ("", "none"),
     ],
 )
-def test_prefixes_from_the_model_family_in_config(tmp_path: Path, recorded: str, style: str) -> None:
+def test_prefixes_from_the_family_in_config(tmp_path: Path, recorded: str, style: str) -> None:
     folder = _model(tmp_path, "model", config={"_name_or_path": recorded})
     assert detect_prefixes(folder) == PREFIX_STYLES[style]
 
