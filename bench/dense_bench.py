@@ -15,7 +15,7 @@ searches ../shared/data/corpus/multihop_closed.jsonl (9,576 paragraphs) for ever
 
 throughput: passages per second embedding the first N wiki-18 passages, ours vs. plain.
 latency: one query at a time through `DenseSearch.search` (encode + FAISS + cut) over the
-closed corpus (9,576 passages; embedded once, then cached).
+closed corpus (9,576 passages; embedded once, then cached), or `--corpus hotpotqa`.
 retrieve: recall on the HotpotQA paragraphs through `/retrieve`'s code path, for
 `--search bm25`, `dense` and `bm25,dense` built from settings as `serve` builds them.
 ann: IVF and HNSW against flat on the closed corpus: how much of the exact top 10 each
@@ -227,7 +227,8 @@ def run_throughput(args: argparse.Namespace) -> None:
 
 
 def run_latency(args: argparse.Namespace) -> None:
-    dense = DenseSearch.open(CLOSED, SentenceEncoder.open())
+    corpus = own_corpus("hotpotqa", questions("hotpotqa")) if args.corpus == "hotpotqa" else CLOSED
+    dense = DenseSearch.open(corpus, SentenceEncoder.open())
     queries = [q.text for name in SETS for q in questions(name)][: args.queries]
 
     async def timed() -> list[float]:
@@ -291,6 +292,7 @@ def main() -> None:
     thr.add_argument("--reps", type=int, default=2)
     lat = sub.add_parser("latency")
     lat.add_argument("--queries", type=int, default=200)
+    lat.add_argument("--corpus", choices=["closed", "hotpotqa"], default="closed")
     sub.add_parser("ann")
     sub.add_parser("retrieve").add_argument("-k", type=int, default=10)
     args = parser.parse_args()
