@@ -268,7 +268,9 @@ class Engine:
         if context is not None:
             room = context - chain.tokens_estimate()
             if room <= 0:
-                self._finish(chain, FinishReason.CONTEXT_OVERFLOW)
+                used = f"about {chain.tokens_estimate()} tokens"
+                why = f"the prompt is {used}, over the model's context window of {context}"
+                self._finish(chain, FinishReason.CONTEXT_OVERFLOW, error=why)
                 return None
             chain.capped_by_context = room < budget
             budget = min(budget, room)

@@ -196,6 +196,14 @@ class Trace:
     def searches(self) -> list[SearchRecord]:
         return [s.search for s in self.steps if s.search is not None]
 
+    @property
+    def prompt_too_long(self) -> str | None:
+        """Why, when the question's prompt alone did not fit the model's context window
+        (nothing was generated); None otherwise. Callers answer this as a bad request."""
+        if self.finish_reason is not FinishReason.CONTEXT_OVERFLOW or self.usage.completion_tokens:
+            return None
+        return self.error or "the prompt is longer than the model's context window"
+
     def document_counts(self) -> dict[str, int]:
         """How the documents of every search fared: read in full ("ok"), snippet only by
         choice ("snippet_only"), fetch failed ("failed"), or fetched but empty ("empty")."""

@@ -91,7 +91,7 @@ def test_serve_cli_streams_with_auth_and_shuts_down_gracefully(tmp_path: Path) -
             # uvicorn shuts down cleanly, then re-raises the signal it caught (by design).
             assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
             stderr = proc.communicate()[1]
-            assert "Traceback" not in stderr and "Finished server process" in stderr
+            assert "Traceback" not in stderr and "search-o1: stopped" in stderr
         finally:
             if proc.poll() is None:
                 proc.kill()

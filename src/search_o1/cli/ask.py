@@ -64,19 +64,43 @@ def command(
         flags["corpus"] = flags.get("corpus") or str(demo_corpus_path())
         flags["backend"] = flags.get("backend") or "embedded"
     settings = settings_from_flags(config_file, flags)
+    check_writable(trace_out, "--trace-out")  # before the run, not after it
     view = None if as_json else LiveView(Console(highlight=False))
     start = time.perf_counter()
     trace = asyncio.run(_run(settings, question, method, view))
     wall = time.perf_counter() - start
-    if trace.finish_reason is FinishReason.ERROR:
-        # Nothing half-written: a failed run prints one line and writes no files.
-        raise SearchO1Error(trace.error or "the run failed")
+    failure = _failure(trace)
+    if failure is not None:
+        # Nothing half-written: a failed run writes no files; --json still tells why.
+        if as_json:
+            click.echo(json.dumps(ask_json(trace, wall), ensure_ascii=False))
+        raise failure
     if trace_out is not None:
         _write_atomic(trace_out, json.dumps(trace.to_dict(), ensure_ascii=False, indent=1))
     if as_json:
         click.echo(json.dumps(ask_json(trace, wall), ensure_ascii=False))
     elif view is not None:
         view.summary(trace, wall)
+
+
+def _failure(trace: Trace) -> SearchO1Error | None:
+    """The error to exit with: a backend failure, or a question too long for the model."""
+    if trace.finish_reason is FinishReason.ERROR:
+        return SearchO1Error(trace.error or "the run failed")
+    if trace.prompt_too_long is not None:
+        return ConfigError(trace.prompt_too_long)
+    return None
+
+
+def check_writable(path: Path | None, flag: str) -> None:
+    """Refuse an output path that cannot be a file, before any work is done."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path} is a folder; pass a file name")
+    parent = path.parent if path.parent != Path("") else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise ConfigError(f"{flag} {path}: {parent} is not a folder")
 
 
 async def _run(settings: Settings, question: str, method: str, view: LiveView | None) -> Trace:
@@ -98,6 +122,7 @@ def ask_json(trace: Trace, wall_s: float) -> dict[str, Any]:
     return {
         "answer": trace.answer,
         "finish_reason": trace.finish_reason.value if trace.finish_reason else None,
+        "error": trace.error,
         "searches": searches,
         "usage": {
             "prompt_tokens": trace.usage.prompt_tokens,

@@ -88,9 +88,18 @@ def export(file: str, run: str, cache_path: str | None) -> None:
 @_path_option
 def import_(file: str, cache_path: str | None) -> None:
     """Add the entries of an exported FILE to the cache (created if missing)."""
+    if not Path(file).is_file():
+        raise ConfigError(f"{file}: file not found")
+    path = Path(load_settings({"cache_path": cache_path}).cache_path)
+    existed = path.exists()
     cache = _open(cache_path, "record")
     try:
         count = cache.import_file(file)
-    finally:
+    except BaseException:
         cache.close()
+        if not existed:  # a failed import leaves no new, empty cache behind
+            for leftover in (path, *(path.with_name(path.name + x) for x in ("-wal", "-shm"))):
+                leftover.unlink(missing_ok=True)
+        raise
+    cache.close()
     click.echo(f"imported {count} entries into {cache.path}")

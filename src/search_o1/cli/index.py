@@ -191,4 +191,4 @@ def search(corpus: str, query: str, k: int, dense: bool, embedding_model: str | 
     for rank, hit in enumerate(hits, start=1):
         snippet = hit.text[:160].replace("\n", " ")
         click.echo(f"{rank:>2}. [{hit.score:.2f}] {hit.title} ({hit.id})\n    {snippet}")
-    click.echo(f"{len(hits)} hits in {elapsed_ms:.1f} ms")
+    click.echo(f"{len(hits)} hit{'' if len(hits) == 1 else 's'} in {elapsed_ms:.1f} ms")

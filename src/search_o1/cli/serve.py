@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
 import click
 
 from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
-from search_o1.errors import ConfigError, MissingExtraError
+from search_o1.config import Settings
+from search_o1.errors import ConfigError, MissingExtraError, SearchO1Error
 
 GRACEFUL_SHUTDOWN_S = 30  # in-flight runs get this long to finish on Ctrl-C / SIGTERM
 
@@ -94,23 +96,55 @@ def command(
         flags["corpus"] = flags.get("corpus") or str(demo_corpus_path())
         flags["backend"] = flags.get("backend") or "embedded"
     settings = settings_from_flags(config_file, flags)
+    _check_corpus(settings.corpus)
+    _serve(settings, host, port, api_key=key, max_queue=max_queue, model_name=model_name,
+           max_concurrency=max_concurrency or settings.concurrency)  # fmt: skip
+
+
+def _check_corpus(corpus: str | None) -> None:
+    if corpus is not None and not Path(corpus).exists():
+        raise ConfigError(f"--corpus {corpus}: no such file or folder")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is announced (a port in use: one line)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    return sock
+
+
+def _serve(settings: Settings, host: str, port: int, **app_options: Any) -> None:
     import uvicorn
 
-    from search_o1.serve.app import create_app
+    from search_o1.serve.app import ServeHooks, create_app
 
-    app = create_app(
-        settings,
-        api_key=key,
-        max_concurrency=max_concurrency or settings.concurrency,
-        max_queue=max_queue,
-        model_name=model_name,
-    )
+    sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
-    click.echo(f"search-o1: serving {model_name!r} on http://{shown}:{port}/", err=True)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="info",
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-    )
+    where = f"http://{shown}:{sock.getsockname()[1]}/"
+    failed: list[SearchO1Error] = []
+    server: list[uvicorn.Server] = []
+
+    def ready() -> None:
+        click.echo(f"search-o1: serving {app_options['model_name']!r} on {where}", err=True)
+
+    def startup_failed(error: SearchO1Error) -> None:
+        failed.append(error)
+        server[0].should_exit = True  # stop before serving; the error is printed below
+
+    def stopped() -> None:  # from the app: uvicorn re-raises a caught SIGTERM after it
+        click.echo("search-o1: stopped", err=True)
+
+    hooks = ServeHooks(on_ready=ready, on_startup_error=startup_failed, on_stopped=stopped)
+    app = create_app(settings, hooks=hooks, **app_options)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+    server.append(uvicorn.Server(config))
+    with sock:
+        server[0].run(sockets=[sock])
+    if failed:
+        raise failed[0]

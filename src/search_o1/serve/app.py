@@ -11,7 +11,7 @@ import dataclasses
 import hmac
 import json
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +20,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from search_o1.config import TASKS, Settings
 from search_o1.engine import Engine
-from search_o1.errors import QueueFull
+from search_o1.errors import QueueFull, SearchO1Error
 from search_o1.methods import METHODS
 from search_o1.pipeline import open_pipeline
 from search_o1.serve import openai_wire as wire
@@ -39,7 +39,11 @@ EngineSource = Engine | Settings | EngineFactory
 DEFAULT_MODEL_NAME = "search-o1"
 # Paths that need the bearer key; the page, its assets and /health stay open so a
 # load balancer can probe and a browser can load the page that then asks for the key.
+# (/health shows where the model server is only to a client that sent the key.)
 _PROTECTED = ("/v1/", "/retrieve")
+# A chat request is a conversation of text; a body past this is refused with 413 before
+# it is read whole (an authorised client could otherwise make the server hold any size).
+MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -52,6 +56,18 @@ class ServeState:
     model_api_key: str | None = None  # the model server's key, for health probes
 
 
+@dataclass(frozen=True)
+class ServeHooks:
+    """What the CLI hears from the app's lifespan: `on_ready` once the pipeline is open
+    (it announces the address then), `on_stopped` once it is closed again, and
+    `on_startup_error` a SearchO1Error met while opening it (it stops the server and
+    prints one line). Without that hook, such an error fails the startup as usual."""
+
+    on_ready: Callable[[], None] | None = None
+    on_startup_error: Callable[[SearchO1Error], None] | None = None
+    on_stopped: Callable[[], None] | None = None
+
+
 def create_app(
     source: EngineSource,
     *,
@@ -59,23 +75,12 @@ def create_app(
     max_concurrency: int = 4,
     max_queue: int = 16,
     model_name: str = DEFAULT_MODEL_NAME,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    hooks: ServeHooks | None = None,
 ) -> Starlette:
     """The serve app. Its state (`app.state.serve`) exposes the limiter's counters."""
     key = source.api_key if isinstance(source, Settings) else None  # for health probes
     state = ServeState(Limiter(max_concurrency, max_queue), model_name, api_key, model_api_key=key)
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with _open(source) as engine:
-            state.engine = engine
-            try:
-                yield
-            finally:
-                # uvicorn has already waited out its graceful-shutdown period for open
-                # responses; whatever still runs now is cancelled before backends close.
-                await cancel_all(state.runs)
-                state.engine = None
-
     routes = [
         Route("/v1/chat/completions", _chat, methods=["POST"]),
         Route("/v1/models", _models, methods=["GET"]),
@@ -86,12 +91,43 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        lifespan=lifespan,
+        lifespan=_lifespan(source, state, hooks or ServeHooks()),
         exception_handlers={HTTPException: _http_error, wire.WireError: _wire_error},  # type: ignore[dict-item]
     )
     app.state.serve = state
+    # The last added runs first: the key is checked before any body is read.
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(BearerAuth, api_key=api_key)
     return app
+
+
+def _lifespan(
+    source: EngineSource, state: ServeState, hooks: ServeHooks
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            try:
+                state.engine = await stack.enter_async_context(_open(source))
+            except SearchO1Error as e:
+                if hooks.on_startup_error is None:
+                    raise
+                hooks.on_startup_error(e)
+                yield
+                return
+            if hooks.on_ready is not None:
+                hooks.on_ready()
+            try:
+                yield
+            finally:
+                # uvicorn has already waited out its graceful-shutdown period for open
+                # responses; whatever still runs now is cancelled before backends close.
+                await cancel_all(state.runs)
+                state.engine = None
+        if hooks.on_stopped is not None:
+            hooks.on_stopped()
+
+    return lifespan
 
 
 def _open(source: EngineSource) -> AbstractAsyncContextManager[Engine]:
@@ -193,7 +229,9 @@ async def _health(request: Request) -> Response:
     state = _state(request)
     if state.engine is None:
         return JSONResponse({"status": "starting"}, status_code=503)
-    report = await health_report(state.engine, api_key=state.model_api_key)
+    # Where the model server is, and its errors, only to a client that sent the key.
+    shown = state.api_key is None or authorised(request.scope, state.api_key.encode())
+    report = await health_report(state.engine, api_key=state.model_api_key, detail=shown)
     report["runs"] = state.limiter.stats.as_dict()
     return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
 
@@ -240,10 +278,7 @@ class BearerAuth:
         if self.key is None or scope["type"] != "http" or not _protected(scope["path"]):
             await self.app(scope, receive, send)
             return
-        given = dict(scope["headers"]).get(b"authorization", b"")
-        scheme, _, token = given.partition(b" ")
-        # compare_digest: the time taken does not tell an attacker how much matched.
-        if scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.key):
+        if authorised(scope, self.key):
             await self.app(scope, receive, send)
             return
         body = wire.error_body(
@@ -253,6 +288,78 @@ class BearerAuth:
         )
         headers = {"WWW-Authenticate": "Bearer"}
         await JSONResponse(body, status_code=401, headers=headers)(scope, receive, send)
+
+
+def authorised(scope: Scope, key: bytes) -> bool:
+    """Whether the request carries `Authorization: Bearer <key>`."""
+    given = dict(scope["headers"]).get(b"authorization", b"")
+    scheme, _, token = given.partition(b" ")
+    # compare_digest: the time taken does not tell an attacker how much matched.
+    return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), key)
+
+
+class BodyLimit:
+    """Refuse request bodies over `max_bytes` with 413, reading no more than that.
+
+    A declared Content-Length over the cap is refused unread; a chunked body is read up
+    to the cap, then refused. Below the cap the body is handed on as one message.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        body = None if _too_big(declared, self.max_bytes) else await self._read(receive)
+        if body is None:
+            await self._refuse(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # later calls: disconnects, as before
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _read(self, receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks)  # the client left; the app will see no more
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = wire.error_body(
+            f"the request body is over {self.max_bytes} bytes",
+            type="invalid_request_error",
+            code="request_too_large",
+        )
+        await JSONResponse(body, status_code=413, headers={"Connection": "close"})(
+            scope, receive, send
+        )
+
+
+def _too_big(declared: bytes, cap: int) -> bool:
+    try:
+        return int(declared) > cap
+    except ValueError:
+        return False  # not a number: the read below still stops at the cap
 
 
 def _protected(path: str) -> bool:

@@ -18,14 +18,21 @@ from search_o1.llm.base import LLM
 PROBE_TIMEOUT_S = 5.0
 
 
-async def health_report(engine: Engine, *, api_key: str | None = None) -> dict[str, Any]:
+async def health_report(
+    engine: Engine, *, api_key: str | None = None, detail: bool = True
+) -> dict[str, Any]:
     """{"status": "ok" | "unavailable", "model": {...}, "reader": {...}?, "search": {...}}.
 
-    `api_key`: the model server's key, sent with the probe (never shown).
+    `api_key`: the model server's key, sent with the probe (never shown). `detail=False`
+    (a client without the serve key) leaves out where the model servers are and what
+    their errors said: only how many answer.
     """
     report: dict[str, Any] = {"model": await _probe(engine.llm, api_key)}
     if engine.reader.llm is not engine.llm:
         report["reader"] = await _probe(engine.reader.llm, api_key)
+    if not detail:
+        for part in report.values():
+            _hide_where(part)
     report["search"] = _search_info(engine)
     ready = all(part.get("ok") for part in report.values())
     report["status"] = "ok" if ready else "unavailable"
@@ -62,6 +69,13 @@ async def _reachable(urls: list[str], api_key: str | None) -> list[str]:
 
         answers = await asyncio.gather(*(one(u) for u in urls))
     return [u for u, ok in zip(urls, answers, strict=True) if ok]
+
+
+def _hide_where(info: dict[str, Any]) -> None:
+    if "reachable" in info:
+        info["reachable"] = len(info["reachable"])
+    if "error" in info:
+        info["error"] = info["error"].split(":", 1)[0]  # the error's type, not its text
 
 
 def _search_info(engine: Engine) -> dict[str, Any]:

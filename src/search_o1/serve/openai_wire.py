@@ -215,11 +215,33 @@ def finish_reason(trace: Trace) -> str:
 
 def answer_text(trace: Trace) -> str:
     """`content`: the extracted answer, or when none, what the model wrote after its last
-    search result (so a chat client never shows an empty reply for a finished chain)."""
+    search result (so a chat client never shows an empty reply for a finished chain).
+
+    Our markers never reach `content`: an unfinished query or page request is cut off.
+
+    >>> answer_text(Trace("q", "search-o1", steps=[]))
+    ''
+    """
     if trace.answer is not None:
-        return trace.answer
+        return without_markers(trace.answer)
     tail = trace.output.rsplit(mk.END_RESULT, 1)[-1]
-    return tail.strip()
+    return without_markers(tail)
+
+
+def without_markers(text: str) -> str:
+    """`text` up to the first opening marker, with any other marker removed.
+
+    >>> without_markers("So it is Lucca. <|begin_search_query|>Lucca popul")
+    'So it is Lucca.'
+    >>> without_markers("<|end_search_result|> Lucca")
+    'Lucca'
+    """
+    opening = [i for m in (mk.BEGIN_QUERY, mk.BEGIN_URL) if (i := text.find(m)) >= 0]
+    if opening:
+        text = text[: min(opening)]
+    for marker in mk.ALL_MARKERS:
+        text = text.replace(marker, "")
+    return text.strip()
 
 
 def usage(trace: Trace) -> dict[str, Any]:

@@ -39,6 +39,11 @@ def _failure(run: Run) -> tuple[int, dict[str, Any]] | None:
     if trace.finish_reason is FinishReason.ERROR:
         message = f"the model server failed: {trace.error or 'unknown error'}"
         return 502, wire.error_body(message, type="server_error", code="upstream_error")
+    overflow = trace.prompt_too_long
+    if overflow is not None:  # as vLLM answers a prompt over its window: the client's to fix
+        return 400, wire.error_body(
+            overflow, type="invalid_request_error", code="context_length_exceeded"
+        )
     return None
 
 
