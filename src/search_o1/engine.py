@@ -268,8 +268,11 @@ class Engine:
         if context is not None:
             room = context - chain.tokens_estimate()
             if room <= 0:
-                used = f"about {chain.tokens_estimate()} tokens"
-                why = f"the prompt is {used}, over the model's context window of {context}"
+                # Before any generation the question itself is too long: say by how much.
+                why = None
+                if not chain.trace.usage.completion_tokens:
+                    used = f"about {chain.tokens_estimate()} tokens"
+                    why = f"the prompt is {used}, over the model's context window of {context}"
                 self._finish(chain, FinishReason.CONTEXT_OVERFLOW, error=why)
                 return None
             chain.capped_by_context = room < budget
