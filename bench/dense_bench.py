@@ -18,8 +18,8 @@ latency: one query at a time through `DenseSearch.search` (encode + FAISS + cut)
 closed corpus (9,576 passages; embedded once, then cached), or `--corpus hotpotqa`.
 retrieve: recall on the HotpotQA paragraphs through `/retrieve`'s code path, for
 `--search bm25`, `dense` and `bm25,dense` built from settings as `serve` builds them.
-ann: IVF and HNSW against flat on the closed corpus: how much of the exact top 10 each
-nprobe / efSearch finds, and the FAISS time per query.
+ann: IVF and HNSW against flat on the closed corpus (or `--corpus hotpotqa`): how much of
+the exact top 10 each nprobe / efSearch finds, and the FAISS time per query.
 """
 
 from __future__ import annotations
@@ -226,9 +226,12 @@ def run_throughput(args: argparse.Namespace) -> None:
     print(f"ours (encode_passages)       {n / ours_s:6.1f} passages/s  ({plain_s / ours_s:.2f}x)")
 
 
+def _latency_corpus(name: str) -> Path:
+    return own_corpus("hotpotqa", questions("hotpotqa")) if name == "hotpotqa" else CLOSED
+
+
 def run_latency(args: argparse.Namespace) -> None:
-    corpus = own_corpus("hotpotqa", questions("hotpotqa")) if args.corpus == "hotpotqa" else CLOSED
-    dense = DenseSearch.open(corpus, SentenceEncoder.open())
+    dense = DenseSearch.open(_latency_corpus(args.corpus), SentenceEncoder.open())
     queries = [q.text for name in SETS for q in questions(name)][: args.queries]
 
     async def timed() -> list[float]:
@@ -262,14 +265,15 @@ def run_ann(args: argparse.Namespace) -> None:
     from search_o1.corpus.vectors import tune
 
     encoder = SentenceEncoder.open()
-    flat = DenseSearch.open(CLOSED, encoder)
+    corpus = _latency_corpus(args.corpus)
+    flat = DenseSearch.open(corpus, encoder)
     queries = encoder.encode_queries([q.text for name in SETS for q in questions(name)])
     _, exact = flat.index.search(queries, 10)
     for kind, knob, values in (
         ("ivf", "nprobe", (1, 4, 16, 32, 64)),
         ("hnsw", "ef_search", (16, 32, 64, 128, 256)),
     ):
-        index = DenseSearch.open(CLOSED, encoder, kind=kind).index  # type: ignore[arg-type]
+        index = DenseSearch.open(corpus, encoder, kind=kind).index  # type: ignore[arg-type]
         for value in values:
             tune(index, **{knob: value})
             overlap, ms = _agreement(index, exact, queries, 10)
@@ -293,7 +297,7 @@ def main() -> None:
     lat = sub.add_parser("latency")
     lat.add_argument("--queries", type=int, default=200)
     lat.add_argument("--corpus", choices=["closed", "hotpotqa"], default="closed")
-    sub.add_parser("ann")
+    sub.add_parser("ann").add_argument("--corpus", choices=["closed", "hotpotqa"], default="closed")
     sub.add_parser("retrieve").add_argument("-k", type=int, default=10)
     args = parser.parse_args()
     runs = {"recall": run_recall, "throughput": run_throughput, "latency": run_latency}
