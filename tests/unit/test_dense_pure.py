@@ -102,3 +102,12 @@ def test_corpus_term_ids_match_tokenizing_each_text() -> None:
 @pytest.mark.parametrize("module", [vectors, progress_module])
 def test_doctests(module: object) -> None:
     assert doctest.testmod(module).failed == 0  # type: ignore[arg-type]
+
+
+def test_a_missing_dense_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from search_o1.corpus import embed
+    from search_o1.errors import MissingExtraError
+
+    monkeypatch.setattr(embed, "_DENSE_PACKAGES", (("no_such_module_xyz", "faiss-cpu"),))
+    with pytest.raises(MissingExtraError, match=r"pip install 'search-o1\[dense\]'"):
+        embed.require_dense()
