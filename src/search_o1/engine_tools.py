@@ -26,7 +26,6 @@ from search_o1.chat import SEARCH_TOOL, ChatMessage, ToolCall, ToolChoice, ToolR
 from search_o1.errors import ConfigError
 from search_o1.llm import _reasoning as rsn
 from search_o1.llm.tools import ToolLLM, ToolRequest
-from search_o1.queries import not_searched
 from search_o1.types import (
     Completion,
     FinishReason,
@@ -199,12 +198,8 @@ def _plan(
     earlier = [j for j in range(index) if _same_query(calls[j], query)]
     if earlier and query not in chain.results:
         return _Planned(query, first=earlier[0])
-    # The marker path's rule: repeated, placeholder (copied from the instruction), limit.
-    record = not_searched(
-        query, context=f"{chain.trace.question}\n{chain.prompt.continuation}",
-        shown=chain.shown_queries, earlier=chain.results,
-        searches_left=engine.options.limits.max_searches - chain.searches,
-    )  # fmt: skip
+    # The marker path's one rule: repeated, placeholder, over the limit (either order).
+    record = engine._refusal(chain, query)
     if record is None:
         chain.searches += 1
     return _Planned(query, record)
