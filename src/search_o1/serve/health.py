@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from search_o1._http import USER_AGENT
 from search_o1.engine import Engine
 from search_o1.llm.base import LLM
 
@@ -57,7 +58,9 @@ async def _probe(llm: LLM, api_key: str | None) -> dict[str, Any]:
 
 async def _reachable(urls: list[str], api_key: str | None) -> list[str]:
     """The base URLs that answer GET /models with 200 (the key is sent, never shown)."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    headers = {"User-Agent": USER_AGENT}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers=headers) as client:
 
         async def one(url: str) -> bool:
