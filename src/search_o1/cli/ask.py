@@ -4,32 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 
+from search_o1.cli.demo import DEMO_HINT, demo_flags, demo_settings
+from search_o1.cli.live import LiveView
 from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.methods import METHODS, get_method
 from search_o1.pipeline import open_pipeline
-from search_o1.types import (
-    Event,
-    Finished,
-    FinishReason,
-    SearchFinished,
-    SearchStarted,
-    TextDelta,
-    Trace,
-    to_jsonable,
-)
-
-DEMO_QUESTION_HINT = "embedded SmolLM2-135M + offline Wikipedia summaries"
+from search_o1.types import FinishReason, Trace, to_jsonable
 
 
 @click.command("ask", cls=GroupedCommand)
@@ -40,7 +29,7 @@ DEMO_QUESTION_HINT = "embedded SmolLM2-135M + offline Wikipedia summaries"
     default="search-o1",
     help="search-o1, or one of the paper's baselines.",
 )
-@option("--demo", is_flag=True, help=f"Use the demo setup ({DEMO_QUESTION_HINT}).")
+@option("--demo", is_flag=True, help=f"Use the demo setup ({DEMO_HINT}).")
 @option("--json", "as_json", is_flag=True, group="output", help="Print one JSON object only.")
 @option(
     "--trace-out", type=click.Path(path_type=Path), group="output", help="Write the trace here."
@@ -59,13 +48,12 @@ def command(
     if not question.strip():
         raise ConfigError("the question is empty")
     if demo:
-        from search_o1.corpus.demo import demo_corpus_path
-
-        flags["corpus"] = flags.get("corpus") or str(demo_corpus_path())
-        flags["backend"] = flags.get("backend") or "embedded"
+        flags = demo_flags(flags)
     settings = settings_from_flags(config_file, flags)
+    if demo:
+        settings = demo_settings(settings)
     check_writable(trace_out, "--trace-out")  # before the run, not after it
-    view = None if as_json else LiveView(Console(highlight=False))
+    view = None if as_json else LiveView(Console(highlight=False), loading=demo)
     start = time.perf_counter()
     trace = asyncio.run(_run(settings, question, method, view))
     wall = time.perf_counter() - start
@@ -141,49 +129,3 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
-
-
-class LiveView:
-    """Streams the reasoning and shows each search as it happens."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-
-    def on_event(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            if event.inserted:
-                return  # search results show in their own block below
-            self.console.print(escape(event.text), end="", style="dim", soft_wrap=True)
-        elif isinstance(event, SearchStarted):
-            self.console.print(f"\n[bold cyan]search:[/] {escape(event.query)}")
-        elif isinstance(event, SearchFinished):
-            self._search(event)
-        elif isinstance(event, Finished):
-            self.console.print()
-
-    def _search(self, event: SearchFinished) -> None:
-        record = event.record
-        if record.outcome != "searched":
-            self.console.print(
-                f"[yellow]  ({record.outcome}{': ' + record.error if record.error else ''})[/]"
-            )
-            return
-        for hit in record.hits[:5]:
-            where = f" <{hit.url}>" if hit.url else ""
-            self.console.print(f"  [green]•[/] {escape(hit.title)}{escape(where)}")
-        if len(record.hits) > 5:
-            self.console.print(f"  … {len(record.hits) - 5} more")
-        if record.reader is not None:
-            self.console.print(f"[bold magenta]  facts:[/] {escape(record.reader.refined[:400])}")
-
-    def summary(self, trace: Trace, wall_s: float) -> None:
-        c = self.console
-        c.rule()
-        c.print(f"[bold]answer:[/] {escape(trace.answer or '(none)')}")
-        reason = trace.finish_reason.value if trace.finish_reason else "?"
-        c.print(
-            f"finish: {reason} · searches: {len(trace.searches)} · "
-            f"tokens: {trace.usage.completion_tokens} generated, "
-            f"{trace.reader_usage.completion_tokens} by the reader · {wall_s:.1f}s"
-        )
-        sys.stdout.flush()

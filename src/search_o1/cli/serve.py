@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from search_o1.cli.demo import demo_flags, demo_settings
 from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, MissingExtraError, SearchO1Error
@@ -91,11 +92,10 @@ def command(
     key = _auth_key(auth_key_env)
     check_exposure(host, has_key=key is not None, insecure=insecure)
     if demo:
-        from search_o1.corpus.demo import demo_corpus_path
-
-        flags["corpus"] = flags.get("corpus") or str(demo_corpus_path())
-        flags["backend"] = flags.get("backend") or "embedded"
+        flags = demo_flags(flags)
     settings = settings_from_flags(config_file, flags)
+    if demo:
+        settings = demo_settings(settings)
     _check_corpus(settings.corpus)
     _serve(settings, host, port, api_key=key, max_queue=max_queue, model_name=model_name,
            max_concurrency=max_concurrency or settings.concurrency)  # fmt: skip
