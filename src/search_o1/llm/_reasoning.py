@@ -53,6 +53,35 @@ _HOSTS = {
 }
 
 
+def chat_continuation(kind: str, chain: str) -> Continuation | None:
+    """How a chat-mode client continues `chain` on a server of `kind` (None: it cannot).
+
+    llama.cpp refuses an assistant prefill while thinking is on (or, in some builds,
+    answers it with a mangled think block), so a chain that thinks goes to its raw
+    completions, which every llama.cpp server has.
+
+    >>> chat_continuation("llamacpp", "<think>\nhm"), chat_continuation("llamacpp", "hm")
+    ('raw', 'prefill')
+    """
+    if kind == "llamacpp" and THINK_OPEN in chain:
+        return "raw"
+    return CHAT_CONTINUATION.get(kind, "continue_final")
+
+
+def join_prompt(rendered: str, chain: str) -> str:
+    """A rendered instruction prompt plus a chat-mode chain, with one `<think>` only.
+
+    A chain read from a chat server opens with `<think>\n` (written by ChainJoiner); a
+    template whose generation prompt already opened it must not get a second one.
+
+    >>> join_prompt("<|im_start|>assistant\n<think>\n", "<think>\nhm")
+    '<|im_start|>assistant\n<think>\nhm'
+    """
+    if chain.startswith(THINK_OPEN) and rendered.rstrip().endswith(THINK_OPEN):
+        chain = chain[len(THINK_OPEN) :].removeprefix("\n")
+    return rendered + chain
+
+
 def host_kind(url: str) -> str:
     """The hosted API a base URL points at, or "unknown" (self-hosted servers).
 

@@ -122,7 +122,7 @@ _users = 0  # EmbeddedLLMs holding the server (acquire_server / release_server)
 _lock = threading.RLock()  # reentrant: acquire_server holds it around shared_server
 
 
-def _params(gguf: Path, context: int, threads: int) -> Any:
+def _params(gguf: Path, context: int, threads: int, chat_template: str | None = None) -> Any:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -134,9 +134,27 @@ def _params(gguf: Path, context: int, threads: int) -> Any:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.verbosity = -1  # llama.cpp logs every request to stderr otherwise
+    # Jinja always: the tools template by default, or the caller's (Jinja source).
     params.use_jinja = True
-    params.chat_template = TOOLS_TEMPLATE
+    params.chat_template = TOOLS_TEMPLATE if chat_template is None else chat_template
     return params
+
+
+def start_server(
+    *, context: int = CONTEXT, threads: int = THREADS, chat_template: str | None = None
+) -> tuple[Any, str]:
+    """A new llama.cpp server for SmolLM2: (its handle, its /v1 URL).
+
+    It runs until the handle is released. `chat_template` (Jinja source) replaces the
+    model's template: one that opens `<think>` makes llama.cpp treat the model as a
+    thinking model and return its text in `reasoning_content` (its default
+    `reasoning_format` is deepseek), which is how tests get a real reasoning-format server.
+    """
+    require_xllamacpp()
+    import xllamacpp
+
+    server = xllamacpp.Server(_params(find_gguf(), context, threads, chat_template))
+    return server, str(server.listening_address).rstrip("/") + "/v1"
 
 
 def shared_server(*, context: int = CONTEXT, threads: int = THREADS) -> tuple[str, int]:
@@ -144,13 +162,8 @@ def shared_server(*, context: int = CONTEXT, threads: int = THREADS) -> tuple[st
     global _running
     with _lock:
         if _running is None:
-            require_xllamacpp()
-            gguf = find_gguf()
-            import xllamacpp
-
             started = time.monotonic()
-            server = xllamacpp.Server(_params(gguf, context, threads))
-            url = str(server.listening_address).rstrip("/") + "/v1"
+            server, url = start_server(context=context, threads=threads)
             _running = _Running(server, url, context, time.monotonic() - started)
             log.info("embedded llama.cpp server at %s (%.1fs)", url, _running.started_s)
         return _running.url, _running.context

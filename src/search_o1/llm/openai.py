@@ -249,13 +249,16 @@ class OpenAILLM:
         prompt = request.prompt
         info = await self._discover()
         sent: str | list[dict[str, Any]]
-        plan: rsn.ChatPlan | None = None
-        if self.api_mode == "chat":
-            plan = self._chat_plan(info, request)
+        plan = self._chat_plan(info, request) if self.api_mode == "chat" else None
+        if plan is not None:
             url, sent = plan.url, plan.messages
         else:
             url = self.base_url + "/completions"
-            sent = await self.render(prompt.messages) + prompt.continuation
+            rendered = await self.render(prompt.messages)
+            if self.api_mode == "chat":  # a chat chain this server continues raw
+                sent = rsn.join_prompt(rendered, prompt.continuation)
+            else:
+                sent = rendered + prompt.continuation
         kept = Kept() if isinstance(sent, str) else None
         stream = self.stream or on_text is not None
 
@@ -284,10 +287,13 @@ class OpenAILLM:
         how = plan.how if plan is not None else "raw"
         return _completion(reply, raw, sent, request.stop, time.monotonic() - started, how)
 
-    def _chat_plan(self, info: wire.ServerInfo, request: CompletionRequest) -> rsn.ChatPlan:
-        """How this server continues a chain over chat, from what it is (see _reasoning)."""
+    def _chat_plan(self, info: wire.ServerInfo, request: CompletionRequest) -> rsn.ChatPlan | None:
+        """How this server continues a chain over chat, from what it is (see _reasoning);
+        None: by raw completions."""
         prompt = request.prompt
-        how = self._continuation or rsn.CHAT_CONTINUATION.get(info.kind, "continue_final")
+        how = self._continuation or rsn.chat_continuation(info.kind, prompt.continuation)
+        if how == "raw" and prompt.continuation:
+            return None
         if how is None and prompt.continuation:
             raise ConfigError(
                 f"{self.base_url} ({info.kind}) cannot continue a partial answer, so a chain "
