@@ -60,7 +60,7 @@ def chat_continuation(kind: str, chain: str) -> Continuation | None:
     answers it with a mangled think block), so a chain that thinks goes to its raw
     completions, which every llama.cpp server has.
 
-    >>> chat_continuation("llamacpp", "<think>\nhm"), chat_continuation("llamacpp", "hm")
+    >>> chat_continuation("llamacpp", "<think>\\nhm"), chat_continuation("llamacpp", "hm")
     ('raw', 'prefill')
     """
     if kind == "llamacpp" and THINK_OPEN in chain:
@@ -71,11 +71,11 @@ def chat_continuation(kind: str, chain: str) -> Continuation | None:
 def join_prompt(rendered: str, chain: str) -> str:
     """A rendered instruction prompt plus a chat-mode chain, with one `<think>` only.
 
-    A chain read from a chat server opens with `<think>\n` (written by ChainJoiner); a
+    A chain read from a chat server opens with `<think>\\n` (written by ChainJoiner); a
     template whose generation prompt already opened it must not get a second one.
 
-    >>> join_prompt("<|im_start|>assistant\n<think>\n", "<think>\nhm")
-    '<|im_start|>assistant\n<think>\nhm'
+    >>> join_prompt("<|im_start|>assistant\\n<think>\\n", "<think>\\nhm")
+    '<|im_start|>assistant\\n<think>\\nhm'
     """
     if chain.startswith(THINK_OPEN) and rendered.rstrip().endswith(THINK_OPEN):
         chain = chain[len(THINK_OPEN) :].removeprefix("\n")
