@@ -106,6 +106,13 @@ class _Chain:
         if not generated and text:
             self.emit(TextDelta(text, inserted=True))
 
+    def reopen_thinking(self) -> None:
+        """Before a result goes in: a query written after `</think>` gets it inside the
+        thinking (see markers.reopen_thinking); the trace's steps keep the model's text."""
+        text = mk.reopen_thinking(self.prompt.continuation)
+        if text != self.prompt.continuation:
+            self.prompt = dataclasses.replace(self.prompt, continuation=text)
+
     def phase(self, name: Phase) -> AbstractAsyncContextManager[None]:
         return self.gate(name) if self.gate is not None else contextlib.nullcontext()
 
@@ -225,6 +232,8 @@ class Engine:
         unreported = completion.stop is None and completion.finish == "stop"
         if mk.END_QUERY in stops and unreported and mk.left_open(completion.text):
             completion = dataclasses.replace(completion, stop=mk.END_QUERY)
+        if completion.stop in (mk.END_QUERY, mk.END_URL):
+            chain.reopen_thinking()
         if completion.stop == mk.END_QUERY:
             chain.append(mk.END_QUERY)
             query = mk.last_between(completion.text, mk.BEGIN_QUERY, mk.END_QUERY) or ""

@@ -17,6 +17,10 @@ END_URL = "<|end_url|>"
 BEGIN_FULL_PAGE = "<|begin_full_page|>"
 END_FULL_PAGE = "<|end_full_page|>"
 
+# The think block of reasoning models (QwQ, DeepSeek-R1, Qwen3 and most others).
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
 ALL_MARKERS = (
     BEGIN_QUERY,
     END_QUERY,
@@ -80,3 +84,22 @@ def result_block(content: str) -> str:
 def page_block(text: str) -> str:
     """Wrap a page the rag-agent baseline asked to read (already neutralised)."""
     return f"\n\n{BEGIN_FULL_PAGE}\n{text.strip()}\n{END_FULL_PAGE}\n\n"
+
+
+def reopen_thinking(chain: str) -> str:
+    """`chain` with its last `</think>` removed when a later query follows it.
+
+    Called when the chain ends in a query: a model that closed its thinking and then
+    searched gets the result inside its thinking, where the method puts it, not in its
+    visible answer. Removing the close reopens the block the model (or its template)
+    opened, without writing a second `<think>`.
+
+    >>> reopen_thinking("<think>\\nhm</think>\\n\\nCheck <|begin_search_query|>q")
+    '<think>\\nhm\\n\\nCheck <|begin_search_query|>q'
+    >>> reopen_thinking("<think>\\nstill open <|begin_search_query|>q")
+    '<think>\\nstill open <|begin_search_query|>q'
+    """
+    close = chain.rfind(THINK_CLOSE)
+    if close < 0 or chain.rfind(THINK_OPEN) > close:
+        return chain
+    return chain[:close] + chain[close + len(THINK_CLOSE) :]

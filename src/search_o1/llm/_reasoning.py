@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
+from search_o1.markers import THINK_CLOSE, THINK_OPEN
+
 OPENING = THINK_OPEN + "\n"
 
 Continuation = Literal["raw", "continue_final", "prefix", "prefill"]

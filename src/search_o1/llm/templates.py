@@ -8,14 +8,24 @@ endpoint would re-render every turn and may drop or rewrite earlier reasoning (m
 reasoning-model templates strip `<think>` blocks from past assistant turns).
 
 Template sources, by the name a user gives (`--chat-template`):
-- a built-in: `chatml`, `qwen-think`, `deepseek`, `llama3` (pure functions below);
+- a built-in: `chatml`, `qwen-think` (alias `qwq`), `deepseek` (alias `deepseek-r1`),
+  `qwen3`, `llama3` (pure functions below);
 - a path to a `.jinja` file (a Hugging Face style chat template), rendered with jinja2;
 - `server`: the server renders with the model's own template (llama.cpp `/apply-template`,
   else vLLM `/tokenize` + `/detokenize`), see `render_on_server`.
+
+Thinking models: QwQ's and DeepSeek-R1's templates open `<think>` in the generation
+prompt, so the chain starts inside the thinking; Qwen3's leaves it to the model unless
+`enable_thinking` is false, when it writes an empty, closed block. Every render here
+passes `enable_thinking: true`, and a generation prompt that still ends in an empty
+closed block is reopened (`keep_thinking_open`): our result blocks must land inside
+the thinking, never after its `</think>`.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -28,6 +38,28 @@ from search_o1.types import Message
 
 LocalTemplate = Callable[[Sequence[Message]], str]
 SERVER = "server"
+# What thinking-capable templates read (Qwen3 and others); ignored by the rest.
+THINKING_KWARGS: Mapping[str, bool] = {"enable_thinking": True}
+_EMPTY_CLOSED_THINK = re.compile(r"<think>\s*</think>\s*$")
+log = logging.getLogger(__name__)
+
+
+def keep_thinking_open(prompt: str) -> str:
+    """A generation prompt ending in an empty, closed think block, reopened.
+
+    Such a prompt (Qwen3 with thinking off, or a template that always disables it) puts
+    everything the model writes, and every search result, after `</think>`.
+
+    >>> keep_thinking_open("<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n")
+    '<|im_start|>assistant\\n<think>\\n'
+    >>> keep_thinking_open("<|im_start|>assistant\\n")
+    '<|im_start|>assistant\\n'
+    """
+    found = _EMPTY_CLOSED_THINK.search(prompt)
+    if found is None:
+        return prompt
+    log.warning("the chat template closed the thinking block; reopening it")
+    return prompt[: found.start()] + "<think>\n"
 
 
 class ServerTemplateUnavailable(ConfigError):
@@ -89,7 +121,10 @@ def llama3(messages: Sequence[Message]) -> str:
 BUILTIN_TEMPLATES: Mapping[str, LocalTemplate] = {
     "chatml": chatml,
     "qwen-think": qwen_think,
+    "qwq": qwen_think,  # QwQ-32B's template opens <think> the same way
     "deepseek": deepseek,
+    "deepseek-r1": deepseek,
+    "qwen3": chatml,  # Qwen3 (thinking on) writes <think> itself after the ChatML header
     "llama3": llama3,
 }
 
@@ -138,12 +173,15 @@ def render_jinja(
 
     template = _compile_jinja(str(path))
     try:
-        return str(
-            template.render(
-                messages=[{"role": m.role, "content": m.content} for m in messages],
-                add_generation_prompt=True,
-                bos_token=bos_token,
-                eos_token=eos_token,
+        return keep_thinking_open(
+            str(
+                template.render(
+                    messages=[{"role": m.role, "content": m.content} for m in messages],
+                    add_generation_prompt=True,
+                    bos_token=bos_token,
+                    eos_token=eos_token,
+                    **THINKING_KWARGS,
+                )
             )
         )
     except TemplateError as e:
@@ -200,7 +238,8 @@ async def _post_json(client: httpx.AsyncClient, url: str, body: dict[str, Any]) 
 async def _llamacpp_apply_template(
     client: httpx.AsyncClient, root: str, messages: Sequence[Message]
 ) -> str | None:
-    data = await _post_json(client, f"{root}/apply-template", {"messages": _as_wire(messages)})
+    body = {"messages": _as_wire(messages), "chat_template_kwargs": dict(THINKING_KWARGS)}
+    data = await _post_json(client, f"{root}/apply-template", body)
     prompt = data.get("prompt") if isinstance(data, dict) else None
     return prompt if isinstance(prompt, str) and prompt else None
 
@@ -216,6 +255,7 @@ async def _vllm_tokenize(
         "messages": _as_wire(messages),
         "add_generation_prompt": True,
         "add_special_tokens": False,
+        "chat_template_kwargs": dict(THINKING_KWARGS),
     }
     data = await _post_json(client, f"{root}/tokenize", body)
     tokens = data.get("tokens") if isinstance(data, dict) else None
@@ -249,4 +289,4 @@ async def render_on_server(
             "vLLM /tokenize); set chat_template to one of "
             f"{', '.join(BUILTIN_TEMPLATES)} or a .jinja file, or use api_mode=chat"
         )
-    return prompt
+    return keep_thinking_open(prompt)
