@@ -125,7 +125,9 @@ class Settings(BaseSettings):
         "by calling a `search` function tool).",
     )  # fmt: skip
     chat_template: str | None = setting(
-        None, "model", "server | chatml | qwen-think | deepseek | llama3 | FILE.jinja.",
+        None, "model",
+        "server | chatml | qwen-think (qwq) | deepseek (deepseek-r1) | qwen3 | llama3 | "
+        "FILE.jinja.",
         shown="per backend",
     )  # fmt: skip
     context_length: int | None = setting(

@@ -1,0 +1,61 @@
+"""`ask` as a user runs it against chat-only reasoning servers: the same searches and
+answer as against raw completions, with the thinking in `reasoning_content` or in
+`reasoning` (loopback servers in the vLLM wire format of each era)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.e2e.test_ask_cli import CORPUS, run_cli
+from tests.servers.reasoning_server import (
+    VLLM,
+    VLLM_010,
+    Flavour,
+    reasoning_server,
+    two_hop_thinker,
+)
+
+QUESTION = "Where was the designer of the Glimmer Bridge born?"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in CORPUS) + "\n", encoding="utf-8")
+    return path
+
+
+def ask(flavour: Flavour, corpus: Path, tmp_path: Path, **changes: Any) -> dict[str, Any]:
+    with reasoning_server(flavour, two_hop_thinker, **changes) as server:
+        out = run_cli(
+            "ask", QUESTION, "--json", "--base-url", server.url, "--corpus", str(corpus),
+            "--task", "multihop", "--chat-template", "qwen-think", "--cache", "off",
+            tmp_path=tmp_path,
+        )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return dict(json.loads(out.stdout))
+
+
+def continuations(result: dict[str, Any]) -> list[str | None]:
+    return [step["completion"]["continuation"] for step in result["trace"]["steps"]]
+
+
+def test_chat_only_reasoning_servers_search_like_raw_completions(
+    corpus: Path, tmp_path: Path
+) -> None:
+    raw = ask(VLLM, corpus, tmp_path)
+    assert raw["answer"] == "Tessaly" and raw["finish_reason"] == "answered"
+    assert [s["query"] for s in raw["searches"]] == [
+        "Glimmer Bridge designer",
+        "Orla Venn birthplace",
+    ]
+    assert continuations(raw) == ["raw", "raw", "raw"]
+    for flavour in (VLLM_010, VLLM):  # reasoning_content, then reasoning
+        chat = ask(flavour, corpus, tmp_path, completions=False)
+        assert chat["answer"] == raw["answer"]
+        assert chat["searches"] == raw["searches"]
+        assert continuations(chat) == [None, "continue_final", "continue_final"]
+        assert chat["trace"]["output"].startswith("<think>\nFirst the designer.")
