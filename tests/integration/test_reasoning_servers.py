@@ -28,8 +28,10 @@ from tests.servers.reasoning_server import (
 )
 
 from search_o1 import ConfigError, FinishReason, Trace, load_settings, open_pipeline
+from search_o1.engine import Engine
 from search_o1.llm.openai import OpenAILLM
-from search_o1.types import Event, Message, Prompt, TextDelta
+from search_o1.search.memory import MemorySearch
+from search_o1.types import Event, Hit, Message, Prompt, TextDelta
 
 from search_o1.llm.base import CompletionRequest  # isort: skip
 
@@ -125,6 +127,26 @@ async def test_chat_servers_search_inside_the_thinking(
     assert_one_think_per_prompt(server)
 
 
+@pytest.mark.parametrize(("flavour", "changes", "mode", "how"), CHAT_SERVERS)
+async def test_chat_servers_without_streaming(
+    flavour: Flavour, changes: dict[str, Any], mode: str, how: str
+) -> None:
+    search = MemorySearch(
+        {q: [Hit(r["id"], r["title"], r["text"])] for q, r in zip(QUERIES, CORPUS, strict=False)}
+    )
+    with reasoning_server(flavour, two_hop_thinker, **changes) as server:
+        llm = OpenAILLM(
+            server.url, api_mode=mode, chat_template="qwen-think", retries=0, stream=False
+        )
+        trace = await Engine(llm, search).run(QUESTION, task="multihop")
+        await llm.aclose()
+    assert_answered(trace)
+    assert {s.completion.continuation for s in trace.steps[1:]} == {how}
+    assert not any(b.get("stream") for _, b in server.requests)
+    assert trace.output.startswith("<think>\nFirst the designer.")
+    assert_one_think_per_prompt(server)
+
+
 async def test_deepseek_prefix_goes_to_beta_with_the_thinking(corpus: Path) -> None:
     with reasoning_server(DEEPSEEK, two_hop_thinker) as server:
         await ask(server, corpus)
@@ -162,7 +184,7 @@ async def test_prefill_continues_a_plain_trailing_message() -> None:
 
 async def test_non_streamed_reply_is_joined_the_same_way() -> None:
     with reasoning_server(VLLM_011, two_hop_thinker, completions=False) as server:
-        llm = OpenAILLM(server.url, api_mode="chat", retries=0)
+        llm = OpenAILLM(server.url, api_mode="chat", retries=0, stream=False)
         request = CompletionRequest(
             Prompt((Message("user", QUESTION),)), stop=["<|end_search_query|>"], max_tokens=200
         )

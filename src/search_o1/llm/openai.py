@@ -248,17 +248,8 @@ class OpenAILLM:
         started = time.monotonic()
         prompt = request.prompt
         info = await self._discover()
-        sent: str | list[dict[str, Any]]
         plan = self._chat_plan(info, request) if self.api_mode == "chat" else None
-        if plan is not None:
-            url, sent = plan.url, plan.messages
-        else:
-            url = self.base_url + "/completions"
-            rendered = await self.render(prompt.messages)
-            if self.api_mode == "chat":  # a chat chain this server continues raw
-                sent = rsn.join_prompt(rendered, prompt.continuation)
-            else:
-                sent = rendered + prompt.continuation
+        url, sent = await self._target(request, plan)
         kept = Kept() if isinstance(sent, str) else None
         stream = self.stream or on_text is not None
 
@@ -286,6 +277,18 @@ class OpenAILLM:
         raw = rsn.join_reply(thinking, reply.reasoning, content)
         how = plan.how if plan is not None else "raw"
         return _completion(reply, raw, sent, request.stop, time.monotonic() - started, how)
+
+    async def _target(
+        self, request: CompletionRequest, plan: rsn.ChatPlan | None
+    ) -> tuple[str, str | list[dict[str, Any]]]:
+        """(URL, prompt or messages) of a request: the chat plan's, else raw completions."""
+        if plan is not None:
+            return plan.url, plan.messages
+        prompt = request.prompt
+        rendered = await self.render(prompt.messages)
+        if self.api_mode == "chat":  # a chat chain this server continues raw
+            return self.base_url + "/completions", rsn.join_prompt(rendered, prompt.continuation)
+        return self.base_url + "/completions", rendered + prompt.continuation
 
     def _chat_plan(self, info: wire.ServerInfo, request: CompletionRequest) -> rsn.ChatPlan | None:
         """How this server continues a chain over chat, from what it is (see _reasoning);
