@@ -13,7 +13,12 @@ from rich.console import Console
 from search_o1 import markers as mk
 from search_o1.cli.demo import DEMO_SETTINGS, demo_settings
 from search_o1.cli.live import LiveView, hit_label
-from search_o1.cli.options import GroupedCommand, setting_options, settings_from_flags
+from search_o1.cli.options import (
+    GroupedCommand,
+    replay_note,
+    setting_options,
+    settings_from_flags,
+)
 from search_o1.config import load_settings
 from search_o1.types import Hit, SearchStarted, TextDelta
 
@@ -61,9 +66,9 @@ def test_replay_without_a_seed_is_flagged() -> None:
     @click.command(cls=GroupedCommand)
     @setting_options
     def probe(config_file: Path | None, **flags: object) -> None:
-        settings_from_flags(config_file, dict(flags))
+        replay_note(settings_from_flags(config_file, dict(flags)))
 
     unseeded = CliRunner().invoke(probe, ["--cache", "replay"], env={})
     seeded = CliRunner().invoke(probe, ["--cache", "replay", "--seed", "3"], env={})
-    assert "replay repeats a run only with that run's --seed" in unseeded.stderr
+    assert "replay repeats a run only with that run's --seed; none was set" in unseeded.stderr
     assert seeded.stderr == ""

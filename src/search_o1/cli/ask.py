@@ -13,7 +13,13 @@ from rich.console import Console
 
 from search_o1.cli.demo import DEMO_HINT, demo_flags, demo_settings
 from search_o1.cli.live import LiveView
-from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
+from search_o1.cli.options import (
+    GroupedCommand,
+    option,
+    replay_note,
+    setting_options,
+    settings_from_flags,
+)
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.methods import METHODS, get_method
@@ -69,6 +75,7 @@ def command(
         click.echo(json.dumps(ask_json(trace, wall), ensure_ascii=False))
     elif view is not None:
         view.summary(trace, wall)
+    replay_note(settings)
 
 
 def _failure(trace: Trace) -> SearchO1Error | None:

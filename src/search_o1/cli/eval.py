@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
+from search_o1.cli.options import (
+    GroupedCommand,
+    option,
+    replay_note,
+    setting_options,
+    settings_from_flags,
+)
 from search_o1.cli.progress import interrupt_notice, progress_bar
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
@@ -99,6 +105,7 @@ def command(
         outcome = asyncio.run(_run(settings, data, opts))
     click.echo((out / "summary.md").read_text(encoding="utf-8"))
     click.echo(f"run: {out} (ran {outcome.ran}, resumed {outcome.resumed})")
+    replay_note(settings)
     if outcome.failed:
         raise BackendError("eval", _failed_line(outcome))
 

@@ -142,11 +142,14 @@ def settings_from_flags(config_file: Path | None, flags: dict[str, Any]) -> Sett
         settings = load_settings(given, config_file=config_file)
     for w in caught:
         click.echo(f"warning: {w.message}", err=True)
+    return settings
+
+
+def replay_note(settings: Settings) -> None:
+    """After a run: replay serves the recorded searches and pages, but the model repeats
+    its chain only if it samples the same way, which takes the recorded run's seed."""
     if settings.cache == "replay" and settings.seed is None:
-        # Replay serves the recorded searches and pages; the model repeats its chain only
-        # if it samples the same way, which takes the recorded run's seed.
         click.echo(
-            "warning: --cache replay repeats a run only with that run's --seed; none is set",
+            "note: --cache replay repeats a run only with that run's --seed; none was set",
             err=True,
         )
-    return settings
