@@ -3,8 +3,10 @@
 Default mode is `/v1/completions` with a raw prompt: the instruction messages are rendered
 once per chain (cached) and the assistant's text so far is appended byte-for-byte, so each
 request extends the previous one and the server's prefix cache reuses it. `api_mode="chat"`
-serves servers without raw completions: the text so far goes in a final assistant message
-that the server continues (vLLM `continue_final_message`, llama.cpp prefill).
+serves servers without raw completions: thinking returned apart (`reasoning_content`,
+`reasoning`) is read back into the chain, and the chain is continued the way the server
+supports (vLLM/SGLang `continue_final_message`, DeepSeek prefix, prefill, or raw
+completions after all); the rules are pure functions in `_reasoning`.
 
 Wire details (bodies, replies, SSE, error texts) live in `_openai_wire`, reading a stream
 in `_openai_stream`, error mapping in `_openai_errors`; this module owns the connection:
