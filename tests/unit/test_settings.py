@@ -86,6 +86,23 @@ def test_every_setting_is_a_flag_with_its_default_in_help() -> None:
     assert re.search(r"--reader / --no-reader .*\[default: on\]", result.output)
 
 
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    def commands(group: click.Group) -> list[click.Command]:
+        found: list[click.Command] = []
+        for command in group.commands.values():
+            found += commands(command) if isinstance(command, click.Group) else [command]
+        return found
+
+    assert isinstance(cli, click.Group)
+    silent = [
+        f"{command.name} {param.opts[0]}"
+        for command in commands(cli)
+        for param in command.params
+        if isinstance(param, click.Option) and not param.help
+    ]
+    assert silent == []
+
+
 def test_flags_reach_settings_and_unknown_env_prints_one_line() -> None:
     seen: list[Settings] = []
 

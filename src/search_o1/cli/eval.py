@@ -51,7 +51,10 @@ def _known_table() -> str:
     "--dataset", required=True, group="run",
     help="A known name (gpqa, math500, hotpotqa, ...) or a file.",
 )  # fmt: skip
-@option("--method", type=click.Choice(list(METHODS)), default="search-o1", group="run")
+@option(
+    "--method", type=click.Choice(list(METHODS)), default="search-o1", group="run",
+    help="search-o1, or one of the paper's baselines.",
+)  # fmt: skip
 @option("--split", group="run", help="gpqa: diamond|main|extended; QA sets: test|paper|native.")
 @option("--limit", type=int, group="run", help="Only the first N items.")
 @option(
