@@ -114,19 +114,22 @@ def render_summary(metrics: Mapping[str, Any]) -> str:
         )
     if backoff:
         parts.append(f"backoff: {int(backoff['replaced'])} invalid answers took the direct run's")
+    parts += _breakdowns(metrics)
+    return "\n".join(parts) + "\n"
+
+
+def _breakdowns(metrics: Mapping[str, Any]) -> list[str]:
+    """One "By <group>" table per breakdown (difficulty, hops, ...), as summary.md lines."""
+    cols = _shown(metrics["task"])
+    parts: list[str] = []
     for group, labels in metrics.get("breakdowns", {}).items():
-        cols = _shown(metrics["task"])
         table_rows = [
             [label, str(int(v["n"])), *(_pct(v.get(c)) for c in cols)]
             for label, v in labels.items()
         ]
-        parts += [
-            "",
-            f"## By {group}",
-            "",
-            _table([group, "n", *(_NAMES[c] for c in cols)], table_rows),
-        ]
-    return "\n".join(parts) + "\n"
+        header = [group, "n", *(_NAMES[c] for c in cols)]
+        parts += ["", f"## By {group}", "", _table(header, table_rows)]
+    return parts
 
 
 def _columns_of(run: Run) -> list[tuple[str, Any]]:

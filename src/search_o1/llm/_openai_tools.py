@@ -67,10 +67,15 @@ async def converse(
             raise llm._unless_shown(e, shown) from None
 
     reply = await llm.retry.call(attempt, what=url)
+    return _measured(reply, body()["messages"], started)
+
+
+def _measured(reply: ToolReply, messages: Any, started: float) -> ToolReply:
+    """`reply` with its latency, and token counts estimated where the server sent none."""
     sent = reply.reasoning + reply.content + "".join(c.arguments for c in reply.tool_calls)
     return dataclasses.replace(
         reply,
-        prompt_tokens=reply.prompt_tokens or estimate_tokens(json.dumps(body()["messages"])),
+        prompt_tokens=reply.prompt_tokens or estimate_tokens(json.dumps(messages)),
         completion_tokens=reply.completion_tokens or estimate_tokens(sent),
         latency_s=time.monotonic() - started,
     )
