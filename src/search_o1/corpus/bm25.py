@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,10 @@ from search_o1.window import cut_document
 if TYPE_CHECKING:
     from search_o1.config import Settings
 
-__all__ = ["FORMAT", "BM25Search", "Tokenizer", "corpus_path", "open_passages", "read_manifest"]
+__all__ = [
+    "FORMAT", "BM25Search", "Tokenizer", "corpus_path", "open_passages", "read_manifest",
+    "search_passages",
+]  # fmt: skip
 
 FORMAT = "search-o1-bm25"
 DEFAULT_MAX_DOC_CHARS = 3000
@@ -246,17 +249,38 @@ class BM25Search:
         return [(self.passages[i], float(scores[i])) for i in _top_k(scores, k)]
 
     async def search(self, query: str, *, k: int) -> list[Hit]:
-        if not query.strip():
-            return []
-        results = await asyncio.to_thread(self.query, query, k)
-        return [self._hit(p, score, query) for p, score in results]
-
-    def _hit(self, passage: Passage, score: float, query: str) -> Hit:
-        text = cut_document(passage.text, query, self.max_doc_chars)
-        return Hit(id=passage.id, title=passage.title, text=text, score=score, source="bm25")
+        return await search_passages(self.query, query, k, self.max_doc_chars, source="bm25")
 
     async def aclose(self) -> None:
         return None
+
+
+async def search_passages(
+    query_fn: Callable[[str, int], list[tuple[Passage, float]]],
+    query: str,
+    k: int,
+    max_doc_chars: int,
+    *,
+    source: str,
+) -> list[Hit]:
+    """Hits for `query` from a local backend's synchronous `query_fn(query, k)`.
+
+    The scoring runs in a thread (it is CPU work); each passage is cut to the part that
+    matches the query, as a fetched page is.
+    """
+    if not query.strip():
+        return []
+    results = await asyncio.to_thread(query_fn, query, k)
+    return [
+        Hit(
+            id=p.id,
+            title=p.title,
+            text=cut_document(p.text, query, max_doc_chars),
+            score=s,
+            source=source,
+        )
+        for p, s in results
+    ]
 
 
 def corpus_path(corpus: str | Path) -> Path:

@@ -13,7 +13,6 @@ the line numbers of its corpus JSONL, searched with the model it was built with.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -23,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from search_o1.corpus.bm25 import DEFAULT_MAX_DOC_CHARS, open_passages
+from search_o1.corpus.bm25 import DEFAULT_MAX_DOC_CHARS, open_passages, search_passages
 from search_o1.corpus.embed import Encoder, ProgressFn, SentenceEncoder
 from search_o1.corpus.load import load_passages
 from search_o1.corpus.passage import Passage
@@ -39,7 +38,6 @@ from search_o1.corpus.vectors import (
 )
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.types import Hit
-from search_o1.window import cut_document
 
 if TYPE_CHECKING:
     from search_o1.config import Settings
@@ -281,14 +279,7 @@ class DenseSearch:
         return self.query_many([query], k)[0]
 
     async def search(self, query: str, *, k: int) -> list[Hit]:
-        if not query.strip():
-            return []
-        results = await asyncio.to_thread(self.query, query, k)
-        return [self._hit(p, score, query) for p, score in results]
-
-    def _hit(self, passage: Passage, score: float, query: str) -> Hit:
-        text = cut_document(passage.text, query, self.max_doc_chars)
-        return Hit(id=passage.id, title=passage.title, text=text, score=score, source="dense")
+        return await search_passages(self.query, query, k, self.max_doc_chars, source="dense")
 
     async def aclose(self) -> None:
         return None

@@ -70,12 +70,9 @@ class WebDocuments:
             return local_document(hit, query, self.max_doc_chars)
         if self.fetcher is None:
             return Document(hit, hit.snippet, "snippet-only")
-        try:
-            text = await self._page_text(hit.url)
-        except FetchError as e:
-            return Document(hit, hit.snippet, f"failed: {e.reason}")
-        except ReplayMissError as e:
-            return Document(hit, hit.snippet, f"failed: {e}")
+        text = await self._text_or_failure(hit, hit.url)
+        if isinstance(text, Document):
+            return text
         window, _matched = best_window(
             text[: self.max_page_chars], hit.snippet or query, self.max_doc_chars
         )
@@ -85,13 +82,19 @@ class WebDocuments:
         """The first `max_chars` of a page's text (rag-agent's full page, the paper's way)."""
         if hit.url is None or self.fetcher is None:
             return Document(hit, (hit.text or hit.snippet)[:max_chars], "snippet-only")
+        text = await self._text_or_failure(hit, hit.url)
+        if isinstance(text, Document):
+            return text
+        return Document(hit, text[:max_chars], "ok")
+
+    async def _text_or_failure(self, hit: Hit, url: str) -> str | Document:
+        """The page's text, or the hit's snippet as a document recording why it failed."""
         try:
-            text = await self._page_text(hit.url)
+            return await self._page_text(url)
         except FetchError as e:
             return Document(hit, hit.snippet, f"failed: {e.reason}")
         except ReplayMissError as e:
             return Document(hit, hit.snippet, f"failed: {e}")
-        return Document(hit, text[:max_chars], "ok")
 
     async def _page_text(self, url: str) -> str:
         # One download per URL at a time, however many questions ask for it at once.
