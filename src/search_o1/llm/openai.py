@@ -73,6 +73,49 @@ def _host_kind(base_url: str) -> wire.ServerKind:
     return cast(wire.ServerKind, rsn.host_kind(base_url))
 
 
+def _one_url(base_url: str | Sequence[str]) -> str:
+    """The one server's URL; a one-element list is accepted as before."""
+    urls = [base_url] if isinstance(base_url, str) else list(base_url)
+    if len(urls) != 1:
+        raise ValueError(
+            f"OpenAILLM talks to one server, got {len(urls)} base URLs; "
+            "for several use search_o1.llm.pool.PoolLLM (pipeline.build_llm does)"
+        )
+    return urls[0].rstrip("/")
+
+
+def _wire_mode(
+    api_mode: Literal["completions", "chat", "tools"], continuation: rsn.Continuation | None
+) -> Literal["completions", "chat"]:
+    """The endpoint text calls use: tools mode's text calls (the reader) go to chat too."""
+    if continuation == "raw":
+        return "completions"
+    return "chat" if api_mode == "tools" else api_mode
+
+
+def _http_client(
+    api_key: str | None,
+    timeout: httpx.Timeout,
+    max_connections: int,
+    transport: httpx.AsyncBaseTransport | None,
+) -> httpx.AsyncClient:
+    headers = {"User-Agent": USER_AGENT}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    # httpx's default cap (100 connections) is below the scheduler's 256 model requests
+    # in flight; requests past it queued in httpcore, whose pool then matched every
+    # queued request against every connection on each request and response (half the
+    # orchestrator's CPU at 200 questions on one server).
+    size = max(1, max_connections)
+    return httpx.AsyncClient(
+        headers=headers,
+        timeout=timeout,
+        transport=transport or ShardedTransport(size),
+        # Only for proxies taken from the environment, which get their own transports.
+        limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+    )
+
+
 class OpenAILLM:
     """An OpenAI-compatible HTTP model. One `httpx.AsyncClient` per instance; `aclose()` it.
 
@@ -112,20 +155,9 @@ class OpenAILLM:
         stream: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        # A one-element list is accepted as before; several servers need a PoolLLM.
-        urls = [base_url] if isinstance(base_url, str) else list(base_url)
-        if len(urls) != 1:
-            raise ValueError(
-                f"OpenAILLM talks to one server, got {len(urls)} base URLs; "
-                "for several use search_o1.llm.pool.PoolLLM (pipeline.build_llm does)"
-            )
-        self.base_url = urls[0].rstrip("/")
+        self.base_url = _one_url(base_url)
         self.model = model
-        # Tools mode (converse) is chat; its text calls (the reader) go to chat too.
-        mode: Literal["completions", "chat"] = "chat" if api_mode == "tools" else api_mode
-        self.api_mode: Literal["completions", "chat"] = (
-            "completions" if continuation == "raw" else mode
-        )
+        self.api_mode = _wire_mode(api_mode, continuation)
         self.retry = retry or RetryPolicy(retries=max(0, retries))
         self.deadline_s = deadline_s
         self.stall_timeout_s = stall_timeout_s
@@ -142,22 +174,10 @@ class OpenAILLM:
         self._continuation = continuation  # None: chosen by what the server is
         self._lock = asyncio.Lock()
         self._secret = api_key  # only for the header and for redacting error texts
-        headers = {"User-Agent": USER_AGENT}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
-        # httpx's default cap (100 connections) is below the scheduler's 256 model requests
-        # in flight; requests past it queued in httpcore, whose pool then matched every
-        # queued request against every connection on each request and response (half the
-        # orchestrator's CPU at 200 questions on one server).
-        size = max(1, max_connections)
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            timeout=timeout,
-            transport=transport or ShardedTransport(size),
-            # Only for proxies taken from the environment, which get their own transports.
-            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-        )
+        self._client = _http_client(
+            api_key, httpx.Timeout(timeout_s, connect=connect_timeout_s), max_connections,
+            transport,
+        )  # fmt: skip
 
     @property
     def base_urls(self) -> list[str]:
