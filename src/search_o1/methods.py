@@ -23,7 +23,9 @@ from search_o1.engine_options import ChainLimits
 from search_o1.errors import ConfigError
 from search_o1.prompts.templates import PromptSet
 
-__all__ = ["METHODS", "Answer", "Method", "Opening", "get_method", "register_method"]
+__all__ = [
+    "METHODS", "Answer", "Method", "Opening", "get_method", "has_tools_mode", "register_method",
+]  # fmt: skip
 
 Answer = Literal["none", "raw", "documents", "reader"]
 
@@ -109,6 +111,16 @@ def register_method(method: Method, *, replace: bool = False) -> Method:
         raise ConfigError(f"method {method.name!r} stops for queries but cannot answer them")
     METHODS[method.name] = method
     return method
+
+
+def has_tools_mode(method: Method) -> bool:
+    """Whether `--api-mode tools` can run `method`.
+
+    A method whose model searches mid-chain needs a `tool_opening`; the others (no
+    queries, or documents retrieved before the chain) run as in chat mode.
+    """
+    searches_mid_chain = method.answer != "none" and not method.retrieve_first
+    return method.tool_opening is not None or not searches_mid_chain
 
 
 def get_method(name: str) -> Method:

@@ -20,7 +20,7 @@ from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, TABLES, paper_ce
 from search_o1.eval.report import PAPER_COLUMNS
 from search_o1.eval.runner import Progress, RunOptions, run_eval
 from search_o1.eval.sandbox import Limits
-from search_o1.methods import get_method
+from search_o1.methods import get_method, has_tools_mode
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 
@@ -71,6 +71,9 @@ def cells(opts: MatrixOptions) -> list[tuple[str, str]]:
 async def _run_cell(
     settings: Settings, dataset: str, method: str, opts: MatrixOptions
 ) -> CellResult:
+    if settings.api_mode == "tools" and not has_tools_mode(get_method(method)):
+        # Refused by the engine at its first item; the table's other cells still run.
+        return CellResult(dataset, method, note="not run: no tools mode (--api-mode tools)")
     try:
         data = load_dataset(dataset, data_dir=opts.data_dir, limit=opts.limit)
     except InputFileError as e:
