@@ -121,3 +121,15 @@ def test_eval_checks_the_model_server_before_any_item(tmp_path: Path) -> None:
         not (tmp_path / "r" / "results.jsonl").exists()
         or not (tmp_path / "r" / "results.jsonl").read_text()
     )
+
+
+def test_eval_refuses_a_method_without_tools_mode_before_anything(tmp_path: Path) -> None:
+    data = dataset(tmp_path)
+    out = tmp_path / "r"
+    args = ["eval", "--dataset", str(data.path), "--task", "qa", "--out", str(out),
+            "--method", "rag-agent", "--api-mode", "tools", "--search", "memory",
+            "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--no-progress"]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert "the rag-agent method has no tools mode" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and not out.exists()

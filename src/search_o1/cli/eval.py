@@ -28,7 +28,7 @@ from search_o1.eval.datasets import (
 )
 from search_o1.eval.runner import RunOptions, RunOutcome, check_resume, preflight, run_eval
 from search_o1.eval.sandbox import Limits
-from search_o1.methods import METHODS, get_method
+from search_o1.methods import METHODS, get_method, has_tools_mode
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 
@@ -98,6 +98,9 @@ def command(
     if not data.items:
         raise ConfigError(_no_rows(data))
     settings = settings_for(data, settings_from_flags(config_file, flags), method)
+    if settings.api_mode == "tools" and not has_tools_mode(get_method(method)):
+        # The engine refuses it too, but only at the first item, after the run folder exists.
+        raise ConfigError(f"the {method} method has no tools mode (--api-mode tools)")
     opts = RunOptions(
         method=method, out=out, concurrency=settings.concurrency, schedule=settings.schedule,
         backoff=backoff, limits=Limits(timeout_s=sandbox_timeout, memory_mb=sandbox_memory_mb),
