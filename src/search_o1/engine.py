@@ -271,8 +271,10 @@ class Engine:
         if budget <= 0:
             self._finish(chain, FinishReason.MAX_TOKENS)
             return None
-        # The model caches its own window; a configured one may only be smaller.
-        context = limits.context_length or await self.llm.context_length()
+        # The model caches its own window; a configured one may only make it smaller.
+        context = await self.llm.context_length()
+        if limits.context_length is not None:
+            context = min(context or limits.context_length, limits.context_length)
         chain.capped_by_context = False
         if context is not None:
             room = context - chain.tokens_estimate()

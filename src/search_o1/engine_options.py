@@ -41,7 +41,8 @@ class ChainLimits:
     - `max_tokens`: new tokens per question, all turns together (None: no budget
       beyond the context window).
     - `max_call_tokens`: new tokens per generation call (None: what `max_tokens` leaves).
-    - `context_length`: a window to keep the chain within (None: the model's own).
+    - `context_length`: a window to keep the chain within, never wider than the
+      model's own (None: the model's own).
     - `max_url_fetches`: pages a rag-agent chain may ask to read in full.
     """
 

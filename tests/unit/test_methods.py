@@ -3,6 +3,7 @@ method as one entry, and how the pipeline maps Settings onto EngineOptions."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Iterator
 
@@ -141,3 +142,16 @@ def test_token_estimate_doctests() -> None:
 
     result = doctest.testmod(tokens)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_configured_window_can_only_shrink_the_models() -> None:
+    def run(model_window: int | None, configured: int | None) -> int:
+        model = ScriptedLLM(["x" * 40_000], context=model_window)
+        limits = ChainLimits(context_length=configured, max_turns=1)
+        engine = Engine(model, None, options=EngineOptions(limits=limits))
+        trace = asyncio.run(engine.run("q?", method="direct"))
+        return trace.usage.completion_tokens + trace.usage.prompt_tokens
+
+    assert run(2000, None) <= 2000 and run(2000, 500) <= 500
+    assert run(500, 2000) <= 500  # a larger configured window does not widen the model's
+    assert 500 < run(None, 2000) <= 2000
