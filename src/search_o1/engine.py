@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from search_o1 import markers as mk
+from search_o1.agent_pages import read_pages
 from search_o1.answer import extract_answer
 from search_o1.config import TASKS, TaskKind
 from search_o1.engine_options import ChainLimits, EngineOptions
@@ -35,7 +36,7 @@ from search_o1.methods import Method, Opening, get_method
 from search_o1.prompts.templates import page_fields
 from search_o1.queries import not_searched, plausible_forced_query, shown_queries
 from search_o1.reader import Reader, format_documents, format_hits
-from search_o1.search.base import DocumentSource, PageSource, Search
+from search_o1.search.base import DocumentSource, Search
 from search_o1.search.local import LocalDocuments
 from search_o1.tokens import estimate_tokens
 from search_o1.types import (
@@ -461,45 +462,10 @@ class Engine:
     async def _read_url(self, chain: _Chain, request: str) -> SearchRecord:
         """rag-agent: the model asked for pages it saw in earlier results (a,b: several)."""
         chain.emit(SearchStarted(request))
-        urls = [u.strip() for u in request.split(",") if u.strip()] or [request]
-        blocks: list[str] = []
-        documents: list[Document] = []
-        errors: list[str] = []
-        for url in urls:
-            text, doc, error = await self._page(chain, url)
-            blocks.append(mk.page_block(mk.neutralise(text)))
-            documents += [doc] if doc is not None else []
-            errors += [f"{url}: {error}"] if error else []
-        record = SearchRecord(
-            request, "failed" if not documents else "searched",
-            hits=tuple(d.hit for d in documents), documents=tuple(documents),
-            inserted="".join(blocks), error="; ".join(errors) or None,
-        )  # fmt: skip
+        record = await read_pages(chain, request, self.documents, self.options)
         chain.append(record.inserted)
         chain.emit(SearchFinished(record))
         return record
-
-    async def _page(self, chain: _Chain, url: str) -> tuple[str, Document | None, str | None]:
-        """(text to insert, the document read, why not) for one requested URL."""
-        hit = chain.seen_hits.get(url)
-        if hit is None or chain.url_fetches >= self.options.limits.max_url_fetches:
-            why = (
-                "that URL was not in any search result"
-                if hit is None
-                else "the page-reading limit has been reached"
-            )
-            return f"Cannot read the page: {why}.", None, why
-        chain.url_fetches += 1
-        page_chars = self.options.search.page_chars
-        async with chain.phase("search"):
-            if page_chars is not None and isinstance(self.documents, PageSource):
-                doc = await self.documents.page(hit, page_chars)
-            else:
-                docs = await self.documents.read(url, [hit])
-                doc = docs[0] if docs else Document(hit, "", "empty")
-        if page_chars is not None:
-            doc = dataclasses.replace(doc, text=doc.text[:page_chars])
-        return doc.text, doc, None
 
 
 def _call_budget(limits: ChainLimits, used: int) -> int:
@@ -512,11 +478,3 @@ def _call_budget(limits: ChainLimits, used: int) -> int:
 
 def _documents_text(documents: Sequence[Document]) -> str:
     return format_documents(documents) if documents else "(none found)"
-
-
-def _open_marker(completion: Completion, begin: str, end: str) -> bool:
-    """A server that neither returns nor reports its stop string leaves a query open."""
-    if completion.stop is not None or completion.finish != "stop":
-        return False
-    text = completion.text
-    return text.rfind(begin) > text.rfind(end) and bool(text[text.rfind(begin) + len(begin) :])
