@@ -9,6 +9,7 @@ every item answered correctly and counted once.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.e2e.test_eval_cli import cli, write_jsonl
@@ -46,6 +47,8 @@ def test_faulty_200s_fail_items_until_a_rerun_answers_each_once(tmp_path: Path) 
             if done.returncode == 0:
                 break
             assert "rerun the same command" in done.stderr, done.stderr
+            # The failure line names what went wrong, not just how many items failed.
+            assert re.search(r"\d+ items? failed \(\d+× \S.*\)", done.stderr), done.stderr
             assert "Traceback" not in done.stderr
     assert exits[0] == 2 and exits[-1] == 0, exits
     rows = [json.loads(line) for line in (tmp_path / "run/results.jsonl").read_text().splitlines()]
