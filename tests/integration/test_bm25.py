@@ -212,7 +212,7 @@ def test_multihop_recall_at_10_on_hotpotqa(multihop_index: BM25Search) -> None:
 
 
 def test_demo_corpus_answers_the_demo_question(index_cache: Path) -> None:
-    from search_o1.corpus.demo import demo_corpus_path
+    from search_o1.corpus.bm25 import demo_corpus_path
     from search_o1.errors import MissingExtraError
 
     try:

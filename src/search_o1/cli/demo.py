@@ -28,7 +28,7 @@ DEMO_SETTINGS: dict[str, Any] = {
 
 def demo_flags(flags: dict[str, Any]) -> dict[str, Any]:
     """The demo corpus and the embedded model, unless given."""
-    from search_o1.corpus.demo import demo_corpus_path
+    from search_o1.corpus.bm25 import demo_corpus_path
 
     return {
         **flags,

