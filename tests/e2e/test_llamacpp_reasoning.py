@@ -53,7 +53,9 @@ def thinking_server() -> Iterator[str]:
 
 
 async def test_query_in_the_thinking_then_raw_continuation(thinking_server: str) -> None:
-    llm = OpenAILLM(thinking_server, api_mode="chat", retries=0)
+    # One retry, as users get by default: llama.cpp may drop an idle keep-alive connection
+    # between calls, and a reset before any response is a retryable transport fault.
+    llm = OpenAILLM(thinking_server, api_mode="chat", retries=1)
     first = await llm.complete(
         CompletionRequest(
             QUESTION, stop=[mk.END_QUERY], max_tokens=40, sampling=GREEDY, grammar=SEARCHING
@@ -84,7 +86,7 @@ async def test_query_in_the_thinking_then_raw_continuation(thinking_server: str)
 
 
 async def test_streamed_thinking_reaches_the_live_view(thinking_server: str) -> None:
-    llm = OpenAILLM(thinking_server, api_mode="chat", retries=0)
+    llm = OpenAILLM(thinking_server, api_mode="chat", retries=1)
     shown: list[str] = []
     request = CompletionRequest(
         QUESTION, stop=[mk.END_QUERY], max_tokens=40, sampling=GREEDY, grammar=SEARCHING
