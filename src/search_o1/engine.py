@@ -32,7 +32,7 @@ from search_o1.engine_options import ChainLimits, EngineOptions
 from search_o1.engine_tools import run_tools_chain, tool_llm
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
-from search_o1.methods import Method, Opening, get_method
+from search_o1.methods import Method, Opening, get_method, has_tools_mode
 from search_o1.prompts.templates import page_fields
 from search_o1.queries import not_searched, plausible_forced_query, shown_queries
 from search_o1.reader import Reader, format_documents, format_hits
@@ -254,7 +254,7 @@ class Engine:
             raise ConfigError("the question is empty")
         if task not in TASKS:
             raise ConfigError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
-        if self._tools_mode(method) and method.tool_opening is None:
+        if self.options.tools and not has_tools_mode(method):
             raise ConfigError(f"the {method.name} method has no tools mode (--api-mode tools)")
         if self._tools_mode(method):
             tool_llm(self)
