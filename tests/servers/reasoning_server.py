@@ -45,8 +45,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any, Literal
+
+from tests.servers._base import JSONHandler
 
 Model = Callable[[str], str]  # raw prompt -> raw output (thinking, `</think>`, answer)
 THINK, UNTHINK = "<think>", "</think>"
@@ -191,23 +193,11 @@ class ReasoningServer:
         return [b for p, b in self.requests if p.endswith("/chat/completions")]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JSONHandler):
     flavour: Flavour
     model: Model
     served: ReasoningServer
     lock = threading.Lock()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-    def _json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"error": {"message": message, "type": "invalid_request_error"}})

@@ -29,8 +29,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from tests.servers._base import JSONHandler
 
 
 @dataclass(frozen=True)
@@ -115,23 +117,11 @@ def _check_echo(served: ToolServer, body: dict[str, Any]) -> None:
                 raise BadRequest("Function call is missing a thought_signature")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JSONHandler):
     served: ToolServer
     model: Model
     interleave: bool = False
     whole: bool = False
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-    def _json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") != "/v1/models":
