@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import suppress
+from typing import Any, TypeVar
 
 import httpx
 
 from search_o1.errors import BackendError
+from search_o1.llm import _openai_errors as errors
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
 from search_o1.llm.base import CompletionRequest
@@ -178,3 +180,23 @@ class Kept:
             prompt_tokens=prompt,
             completion_tokens=None if done is None else done + self.tokens,
         )
+
+
+T = TypeVar("T")
+
+
+def is_streamed(body: dict[str, Any], response: httpx.Response) -> bool:
+    """Whether to read an SSE stream: some servers ignore `stream` and send one JSON body."""
+    ctype = response.headers.get("content-type", "")
+    return bool(body.get("stream")) and "json" not in ctype and "html" not in ctype
+
+
+async def read_whole(url: str, response: httpx.Response, parse: Callable[[Any], T]) -> T:
+    """A one-body answer, parsed; an HTML page or a body `parse` rejects is a BackendError."""
+    await response.aread()
+    if wire.is_html(response.headers.get("content-type", ""), response.text):
+        raise errors.not_a_completion(url, response)
+    try:
+        return parse(response.json())
+    except ValueError as e:
+        raise malformed(url, e) from None

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from search_o1.chat import ToolReply
 from search_o1.errors import BackendError
-from search_o1.llm import _openai_errors as errors
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import tools as tool_wire
-from search_o1.llm._openai_stream import malformed, read_stream
+from search_o1.llm._openai_stream import is_streamed, read_stream, read_whole
 from search_o1.tokens import estimate_tokens
 from search_o1.types import TextSink
 
@@ -88,19 +87,11 @@ async def _post_once(
         if response.status_code != 200:
             await response.aread()
             raise llm._http_error(url, response)
-        # Some servers ignore `stream` and answer with one JSON body: read it whole.
-        ctype = response.headers.get("content-type", "")
-        if body.get("stream") and "json" not in ctype and "html" not in ctype:
+        if is_streamed(body, response):
             state = tool_wire.ToolStreamState(on_reasoning)
             await read_stream(url, response, on_text, stall_s=llm.stall_timeout_s, state=state)
             return state.tool_reply()
-        await response.aread()
-        if wire.is_html(ctype, response.text):
-            raise errors.not_a_completion(url, response)
-        try:
-            reply = tool_wire.parse_tool_reply(response.json())
-        except ValueError as e:
-            raise malformed(url, e) from None
+        reply = await read_whole(url, response, tool_wire.parse_tool_reply)
         if body.get("stream"):
             for show, piece in ((on_reasoning, reply.reasoning), (on_text, reply.content)):
                 if piece:

@@ -40,7 +40,13 @@ from search_o1.errors import BackendError, ConfigError
 from search_o1.llm import _openai_errors as errors
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
-from search_o1.llm._openai_stream import Kept, StreamCut, malformed, read_stream
+from search_o1.llm._openai_stream import (
+    Kept,
+    StreamCut,
+    is_streamed,
+    read_stream,
+    read_whole,
+)
 from search_o1.llm._openai_tools import converse
 from search_o1.llm._transport import ShardedTransport
 from search_o1.llm.base import CompletionRequest, normalise_stop
@@ -483,18 +489,10 @@ class OpenAILLM:
             if response.status_code != 200:
                 await response.aread()
                 raise self._http_error(url, response)
-            # Some servers ignore `stream` and answer with one JSON body: read it whole.
-            ctype = response.headers.get("content-type", "")
-            if body.get("stream") and "json" not in ctype and "html" not in ctype:
+            if is_streamed(body, response):
                 stall = self.stall_timeout_s
                 return await read_stream(url, response, on_text, stall_s=stall, thinking=thinking)
-            await response.aread()
-            if wire.is_html(ctype, response.text):
-                raise errors.not_a_completion(url, response)
-            try:
-                reply = wire.parse_reply(response.json())
-            except ValueError as e:
-                raise malformed(url, e) from None
+            reply = await read_whole(url, response, wire.parse_reply)
             shown = rsn.join_reply(thinking, reply.reasoning, reply.text)
             if body.get("stream") and shown:
                 on_text(shown)
