@@ -65,6 +65,8 @@ async def fault(kind: str, *, first_only: bool = False, cap: float = 30, **kw: A
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body
+
     def log_message(self, format: str, *args: Any) -> None:
         return None
 

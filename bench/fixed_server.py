@@ -38,6 +38,7 @@ def reply_for(prompt: str) -> str:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # one response per connection: no framing to get wrong
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body
 
     def log_message(self, format: str, *args: Any) -> None:
         return None

@@ -53,6 +53,7 @@ def _page(n: int) -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+    disable_nagle_algorithm = True  # else each keep-alive reply waits ~40 ms for a delayed ACK
     pages: ClassVar[dict[str, bytes]] = {}
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -47,6 +47,17 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(scope="session")
+def multihop_bm25(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The BM25 index of the closed multi-hop corpus, built once for the whole run."""
+    from search_o1.corpus.bm25 import BM25Search
+
+    corpus = SHARED_DATA / "corpus" / "multihop_closed.jsonl"
+    if not corpus.exists():
+        pytest.skip(f"benchmark data not found at {SHARED_DATA}")
+    return BM25Search.open(corpus, cache_dir=tmp_path_factory.mktemp("multihop-index"))
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.exists():

@@ -23,6 +23,7 @@ from search_o1 import markers as mk
 
 class _Handler(BaseHTTPRequestHandler):
     path_served = "/v1/completions"
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body
 
     def log_message(self, *args: Any) -> None:
         return None

@@ -171,21 +171,9 @@ def test_from_settings_through_the_registry(tmp_path: Path) -> None:
 # ---- real data ----
 
 
-def _multihop_corpus() -> Path:
-    path = SHARED_DATA / "corpus" / "multihop_closed.jsonl"
-    if not path.exists():
-        pytest.skip(f"shared data not present: {path}")
-    return path
-
-
-@pytest.fixture(scope="module")
-def multihop_index() -> BM25Search:
-    return BM25Search.build(
-        [
-            Passage(str(row["id"]), row["title"], row["text"])
-            for row in map(json.loads, _multihop_corpus().read_text().splitlines())
-        ]
-    )
+@pytest.fixture
+def multihop_index(multihop_bm25: BM25Search) -> BM25Search:
+    return multihop_bm25
 
 
 def test_multihop_gold_paragraph_ranks_in_top_10(multihop_index: BM25Search) -> None:

@@ -24,14 +24,9 @@ from search_o1.pipeline import engine_options
 from search_o1.types import Completion, Prompt, TextSink
 
 
-@pytest.fixture(scope="module")
-def bm25(tmp_path_factory: pytest.TempPathFactory) -> BM25Search:
-    from tests.conftest import SHARED_DATA
-
-    corpus = SHARED_DATA / "corpus" / "multihop_closed.jsonl"
-    if not corpus.exists():
-        pytest.skip(f"benchmark data not found at {SHARED_DATA}")
-    return BM25Search.open(corpus, cache_dir=tmp_path_factory.mktemp("index"))
+@pytest.fixture
+def bm25(multihop_bm25: BM25Search) -> BM25Search:
+    return multihop_bm25
 
 
 def settings(**kw: Any) -> Settings:

@@ -151,10 +151,10 @@ async def test_byte_cap(site: WebServer, path: str) -> None:
 
 async def test_slow_server_times_out(site: WebServer) -> None:
     start = time.monotonic()
-    assert await _fail_reason(_fetcher(read_timeout_s=0.3), site.url("/slow")) == "timeout"
+    assert await _fail_reason(_fetcher(read_timeout_s=0.15), site.url("/slow")) == "timeout"
     # A server dripping bytes never trips the read timeout; the total deadline stops it.
     reason = await _fail_reason(
-        _fetcher(read_timeout_s=1.0, total_timeout_s=0.5), site.url("/drip")
+        _fetcher(read_timeout_s=1.0, total_timeout_s=0.25), site.url("/drip")
     )
     assert reason == "timeout"
     assert time.monotonic() - start < 2.0
@@ -219,7 +219,7 @@ async def test_blocked_by_default_in_documents(site: WebServer) -> None:
 async def test_concurrency_limits_and_single_flight() -> None:
     with web_server() as srv:
         for n in range(12):
-            srv.routes[f"/p{n}"] = Reply(body=f"<p>{FACT} page {n}</p>", delay_s=0.2)
+            srv.routes[f"/p{n}"] = Reply(body=f"<p>{FACT} page {n}</p>", delay_s=0.1)
         fetcher = PageFetcher(
             FetchConfig(max_concurrency=8, per_host=3), HostPolicy(allow_private=True)
         )
@@ -232,14 +232,14 @@ async def test_concurrency_limits_and_single_flight() -> None:
     assert all(d.status == "ok" for d in results)
     assert srv.hits("/p0") == 1  # the repeated URL was downloaded once
     assert srv.max_in_flight <= 3  # one host: the per-host limit holds
-    assert elapsed < 12 * 0.2  # yet pages were fetched in parallel
+    assert elapsed < 12 * 0.1  # yet pages were fetched in parallel
 
 
 async def test_global_limit_across_hosts() -> None:
     with web_server() as a, web_server() as b:
         for srv in (a, b):
             for n in range(6):
-                srv.routes[f"/p{n}"] = Reply(body=f"<p>{FACT}</p>", delay_s=0.15)
+                srv.routes[f"/p{n}"] = Reply(body=f"<p>{FACT}</p>", delay_s=0.08)
         fetcher = PageFetcher(
             FetchConfig(max_concurrency=4, per_host=4), HostPolicy(allow_private=True)
         )

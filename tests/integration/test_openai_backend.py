@@ -431,7 +431,7 @@ async def test_more_requests_in_flight_than_httpx_allows_by_default() -> None:
 
 async def test_max_connections_caps_requests_in_flight() -> None:
     """The cap holds across the client's several connection pools."""
-    async with raw_server(hold_until=1000, hold_s=1.0) as server:
+    async with raw_server(hold_until=1000, hold_s=0.3) as server:
         llm = fast(server["url"], max_connections=20)
         await asyncio.gather(
             *(

@@ -141,6 +141,8 @@ async def test_an_html_error_page_gets_one_line_and_no_retries(kind: str) -> Non
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body
+
     def log_message(self, format: str, *args: Any) -> None:
         return None
 

@@ -110,6 +110,7 @@ def _tokens(text: str) -> int:
 class _Handler(BaseHTTPRequestHandler):
     server_version = "FakeOpenAI/1.0"
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between small writes
     cfg: _Config
     handle_ref: FakeOpenAIServer
 

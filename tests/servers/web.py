@@ -91,6 +91,7 @@ class WebServer:
 
 class _Handler(BaseHTTPRequestHandler):
     server_ref: WebServer
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
