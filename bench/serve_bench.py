@@ -99,6 +99,41 @@ def _wait_up(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise SystemExit("the server did not come up")
 
 
+def _measure(url: str, n: int) -> dict[str, dict[str, float]]:
+    """The same question n times: the engine directly, then the server plain and streamed."""
+    body = {"model": "search-o1", "messages": [{"role": "user", "content": QUESTION}]}
+    with httpx.Client(base_url=url, timeout=30) as http:
+
+        def plain() -> None:
+            r = http.post("/v1/chat/completions", json=body)
+            assert r.json()["choices"][0]["message"]["content"] == "Lucca"
+
+        def streamed() -> None:
+            with http.stream("POST", "/v1/chat/completions", json={**body, "stream": True}) as r:
+                lines = [line for line in r.iter_lines() if line]
+            assert lines[-1] == "data: [DONE]"
+
+        print(f"{n} sequential requests, scripted model, one search per question")
+        return {
+            "direct": _summary("engine.run (direct)", asyncio.run(_direct(n))),
+            "non_streaming": _summary("serve, non-streaming", _timed(n, plain)),
+            "streaming": _summary("serve, streaming", _timed(n, streamed)),
+        }
+
+
+def _report(n: int, means: dict[str, dict[str, float]]) -> None:
+    direct = means["direct"]["mean_ms"]
+    overhead = {
+        "non_streaming_ms": means["non_streaming"]["mean_ms"] - direct,
+        "streaming_ms": means["streaming"]["mean_ms"] - direct,
+    }
+    print(
+        f"overhead per request (mean): non-streaming {overhead['non_streaming_ms']:.3f} ms, "
+        f"streaming {overhead['streaming_ms']:.3f} ms"
+    )
+    print(json.dumps({"n": n, **means, "overhead": overhead}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=200, help="requests per mode")
@@ -111,46 +146,11 @@ def main() -> None:
     proc = subprocess.Popen([sys.executable, __file__, "--child", str(port)], cwd=ROOT)
     try:
         _wait_up(url, proc)
-        body = {"model": "search-o1", "messages": [{"role": "user", "content": QUESTION}]}
-        with httpx.Client(base_url=url, timeout=30) as http:
-
-            def plain() -> None:
-                r = http.post("/v1/chat/completions", json=body)
-                assert r.json()["choices"][0]["message"]["content"] == "Lucca"
-
-            def streamed() -> None:
-                with http.stream(
-                    "POST", "/v1/chat/completions", json={**body, "stream": True}
-                ) as r:
-                    lines = [line for line in r.iter_lines() if line]
-                assert lines[-1] == "data: [DONE]"
-
-            print(f"{args.n} sequential requests, scripted model, one search per question")
-            direct = _summary("engine.run (direct)", asyncio.run(_direct(args.n)))
-            server = _summary("serve, non-streaming", _timed(args.n, plain))
-            stream = _summary("serve, streaming", _timed(args.n, streamed))
+        means = _measure(url, args.n)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    overhead = {
-        "non_streaming_ms": server["mean_ms"] - direct["mean_ms"],
-        "streaming_ms": stream["mean_ms"] - direct["mean_ms"],
-    }
-    print(
-        f"overhead per request (mean): non-streaming {overhead['non_streaming_ms']:.3f} ms, "
-        f"streaming {overhead['streaming_ms']:.3f} ms"
-    )
-    print(
-        json.dumps(
-            {
-                "n": args.n,
-                "direct": direct,
-                "non_streaming": server,
-                "streaming": stream,
-                "overhead": overhead,
-            }
-        )
-    )
+    _report(args.n, means)
 
 
 if __name__ == "__main__":
