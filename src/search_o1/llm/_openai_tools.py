@@ -18,6 +18,7 @@ from search_o1.chat import ToolReply
 from search_o1.errors import BackendError
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import tools as tool_wire
+from search_o1.llm._openai_discovery import discover
 from search_o1.llm._openai_stream import is_streamed, read_stream, read_whole
 from search_o1.tokens import estimate_tokens
 from search_o1.types import TextSink
@@ -37,7 +38,7 @@ async def converse(
 ) -> ToolReply:
     """POST one tools request with the client's retries; usage estimated when unsent."""
     started = time.monotonic()
-    info = await llm._discover()
+    info = await discover(llm)
     url = llm.base_url + "/chat/completions"
     shown: list[str] = []
 

@@ -1,4 +1,5 @@
-"""An httpx transport that spreads one client's connections over several small pools."""
+"""The model client's connections: an httpx client over a transport that spreads them
+over several small pools."""
 
 from __future__ import annotations
 
@@ -6,8 +7,34 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 
+from search_o1._http import USER_AGENT
+
 # Connections per httpcore pool: 8, 16 and 32 measured alike on the benchmark; 16 it is.
 POOL_SIZE = 16
+
+
+def http_client(
+    api_key: str | None,
+    timeout: httpx.Timeout,
+    max_connections: int,
+    transport: httpx.AsyncBaseTransport | None,
+) -> httpx.AsyncClient:
+    """The client one model server is talked to through (`transport`: tests' mock)."""
+    headers = {"User-Agent": USER_AGENT}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    # httpx's default cap (100 connections) is below the scheduler's 256 model requests
+    # in flight; requests past it queued in httpcore, whose pool then matched every
+    # queued request against every connection on each request and response (half the
+    # orchestrator's CPU at 200 questions on one server).
+    size = max(1, max_connections)
+    return httpx.AsyncClient(
+        headers=headers,
+        timeout=timeout,
+        transport=transport or ShardedTransport(size),
+        # Only for proxies taken from the environment, which get their own transports.
+        limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+    )
 
 
 class ShardedTransport(httpx.AsyncBaseTransport):

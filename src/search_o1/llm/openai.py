@@ -9,9 +9,11 @@ supports (vLLM/SGLang `continue_final_message`, DeepSeek prefix, prefill, or raw
 completions after all); the rules are pure functions in `_reasoning`.
 
 Wire details (bodies, replies, SSE, error texts) live in `_openai_wire`, reading a stream
-in `_openai_stream`, error mapping in `_openai_errors`; this module owns the connection:
-discovery, retries (the package's RetryPolicy), timeouts and deadlines, connection pooling.
-One instance talks to one server; `PoolLLM` routes over several.
+in `_openai_stream`, error mapping in `_openai_errors`, what the server is in
+`_openai_discovery`, chat mode's continuation and fallbacks in `_openai_chat`, the
+connection pool in `_transport`; this module owns the requests: retries (the package's
+RetryPolicy), timeouts and deadlines. One instance talks to one server; `PoolLLM` routes
+over several.
 
 Every request is streamed (unless `stream=False`), whether or not anyone watches the text:
 that is what lets a stalled server be told from a slow one. A stream cut off midway is
@@ -22,24 +24,26 @@ is resent from the start, unless its text was already shown live (`on_text`).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import httpx
 
-from search_o1._http import USER_AGENT, RetryPolicy, deadline
+from search_o1._http import RetryPolicy, deadline
 from search_o1.chat import ToolReply
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
+from search_o1.llm import _openai_chat as chat
 from search_o1.llm import _openai_errors as errors
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
+from search_o1.llm._openai_discovery import Discovered, context_length, discover, one_url
+from search_o1.llm._openai_discovery import root as server_root
 from search_o1.llm._openai_stream import (
     Kept,
     StreamCut,
@@ -48,7 +52,7 @@ from search_o1.llm._openai_stream import (
     read_whole,
 )
 from search_o1.llm._openai_tools import converse
-from search_o1.llm._transport import ShardedTransport
+from search_o1.llm._transport import http_client
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
 from search_o1.llm.templates import render_on_server as _render_on_server
@@ -65,61 +69,6 @@ DEADLINE_S = 3600.0
 # Silence inside a started stream; healthy servers send a token every few tens of ms,
 # and even a preempted vLLM sequence resumes well within this.
 STALL_S = 120.0
-
-
-def _root(base_url: str) -> str:
-    """The server root for non-/v1 endpoints (/apply-template, /tokenize, /props)."""
-    base = base_url.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
-
-
-def _host_kind(base_url: str) -> wire.ServerKind:
-    # Only for hosted APIs, whose rules (extra fields, continuation) follow the host;
-    # self-hosted servers say what they are in /v1/models.
-    return cast(wire.ServerKind, rsn.host_kind(base_url))
-
-
-def _one_url(base_url: str | Sequence[str]) -> str:
-    """The one server's URL; a one-element list is accepted as before."""
-    urls = [base_url] if isinstance(base_url, str) else list(base_url)
-    if len(urls) != 1:
-        raise ValueError(
-            f"OpenAILLM talks to one server, got {len(urls)} base URLs; "
-            "for several use search_o1.llm.pool.PoolLLM (pipeline.build_llm does)"
-        )
-    return urls[0].rstrip("/")
-
-
-def _wire_mode(
-    api_mode: Literal["completions", "chat", "tools"], continuation: rsn.Continuation | None
-) -> Literal["completions", "chat"]:
-    """The endpoint text calls use: tools mode's text calls (the reader) go to chat too."""
-    if continuation == "raw":
-        return "completions"
-    return "chat" if api_mode == "tools" else api_mode
-
-
-def _http_client(
-    api_key: str | None,
-    timeout: httpx.Timeout,
-    max_connections: int,
-    transport: httpx.AsyncBaseTransport | None,
-) -> httpx.AsyncClient:
-    headers = {"User-Agent": USER_AGENT}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    # httpx's default cap (100 connections) is below the scheduler's 256 model requests
-    # in flight; requests past it queued in httpcore, whose pool then matched every
-    # queued request against every connection on each request and response (half the
-    # orchestrator's CPU at 200 questions on one server).
-    size = max(1, max_connections)
-    return httpx.AsyncClient(
-        headers=headers,
-        timeout=timeout,
-        transport=transport or ShardedTransport(size),
-        # Only for proxies taken from the environment, which get their own transports.
-        limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-    )
 
 
 class OpenAILLM:
@@ -161,29 +110,23 @@ class OpenAILLM:
         stream: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = _one_url(base_url)
+        self.base_url = one_url(base_url)
         self.model = model
-        self.api_mode = _wire_mode(api_mode, continuation)
+        self.api_mode = chat.wire_mode(api_mode, continuation)
         self.retry = retry or RetryPolicy(retries=max(0, retries))
         self.deadline_s = deadline_s
         self.stall_timeout_s = stall_timeout_s
         self.stream = stream
-        self._configured_context = context_length
         self._template_spec = chat_template
         self._local = None if chat_template in (None, SERVER) else local_template(chat_template)
         self._renders: OrderedDict[tuple[Message, ...], str] = OrderedDict()
-        self._info: wire.ServerInfo | None = None
-        self._context: int | None = None
-        self._context_known = False
+        self._server = Discovered(configured_context=context_length)  # asked on first use
         self._send_extras = True
         self._chat_forced = False  # chat because the server has no /completions
         self._continuation = continuation  # None: chosen by what the server is
-        self._lock = asyncio.Lock()
         self._secret = api_key  # only for the header and for redacting error texts
-        self._client = _http_client(
-            api_key, httpx.Timeout(timeout_s, connect=connect_timeout_s), max_connections,
-            transport,
-        )  # fmt: skip
+        timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self._client = http_client(api_key, timeout, max_connections, transport)
 
     @property
     def base_urls(self) -> list[str]:
@@ -230,54 +173,15 @@ class OpenAILLM:
     async def complete(
         self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
-        try:
-            return await self._complete(request, on_text)
-        except errors.NoEndpoint:
-            if self.api_mode != "completions":
-                raise
-            # Chat-only servers (many hosted APIs and thin wrappers) have no raw
-            # completions: continue the chain as a final assistant message instead.
-            self.api_mode = "chat"
-            self._chat_forced = True
-            completion = await self._complete(request, on_text)
-            # Said once it worked: for a server with neither, the error alone is the line.
-            log.warning("%s has no /completions; using /chat/completions", self.base_url)
-            return completion
-        except BackendError as e:
-            if not self._continuation_refused(request, e):
-                raise
-            return await self._complete_raw_instead(request, on_text, e)
-
-    def _continuation_refused(self, request: CompletionRequest, error: BackendError) -> bool:
-        return (
-            self.api_mode == "chat"
-            and bool(request.prompt.continuation)
-            and rsn.rejects_continuation(error.status or 0, str(error))
-        )
-
-    async def _complete_raw_instead(
-        self, request: CompletionRequest, on_text: TextSink | None, error: BackendError
-    ) -> Completion:
-        """The server will not continue a chat message: raw completions, if it has them."""
-        cannot = f"{self.base_url} cannot continue a chain after a search over chat ({error})"
-        if self._chat_forced:
-            raise BackendError(BACKEND, f"{cannot}, and has no raw completions: use a "
-                               "server that can, or --api-mode tools")  # fmt: skip
-        log.warning("%s; continuing with raw /completions", cannot)
-        self.api_mode = "completions"
-        try:
-            return await self._complete(request, on_text)
-        except errors.NoEndpoint:
-            self.api_mode, self._chat_forced = "chat", True
-            raise BackendError(BACKEND, f"{cannot}, and has no raw completions: use a "
-                               "server that can, or --api-mode tools") from None  # fmt: skip
+        # Falls back between chat and raw completions as the server allows (_openai_chat).
+        return await chat.complete(self, request, on_text)
 
     async def _complete(self, request: CompletionRequest, on_text: TextSink | None) -> Completion:
         started = time.monotonic()
         prompt = request.prompt
-        info = await self._discover()
-        plan = self._chat_plan(info, request) if self.api_mode == "chat" else None
-        url, sent = await self._target(request, plan)
+        info = await discover(self)
+        plan = chat.chat_plan(self, info, request) if self.api_mode == "chat" else None
+        url, sent = await chat.target(self, request, plan)
         kept = Kept() if isinstance(sent, str) else None
         stream = self.stream or on_text is not None
 
@@ -306,35 +210,6 @@ class OpenAILLM:
         how = plan.how if plan is not None else "raw"
         return _completion(reply, raw, sent, request.stop, time.monotonic() - started, how)
 
-    async def _target(
-        self, request: CompletionRequest, plan: rsn.ChatPlan | None
-    ) -> tuple[str, str | list[dict[str, Any]]]:
-        """(URL, prompt or messages) of a request: the chat plan's, else raw completions."""
-        if plan is not None:
-            return plan.url, plan.messages
-        prompt = request.prompt
-        rendered = await self.render(prompt.messages)
-        if self.api_mode == "chat":  # a chat chain this server continues raw
-            return self.base_url + "/completions", rsn.join_prompt(rendered, prompt.continuation)
-        return self.base_url + "/completions", rendered + prompt.continuation
-
-    def _chat_plan(self, info: wire.ServerInfo, request: CompletionRequest) -> rsn.ChatPlan | None:
-        """How this server continues a chain over chat, from what it is (see _reasoning);
-        None: by raw completions."""
-        prompt = request.prompt
-        how = self._continuation or rsn.chat_continuation(info.kind, prompt.continuation)
-        if how == "raw" and prompt.continuation:
-            return None
-        if how is None and prompt.continuation:
-            raise ConfigError(
-                f"{self.base_url} ({info.kind}) cannot continue a partial answer, so a chain "
-                "cannot resume after a search; use --api-mode tools"
-            )
-        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
-        return rsn.chat_plan(
-            self.base_url, info.kind, how or "prefill", messages, prompt.continuation
-        )
-
     async def converse(
         self,
         request: ToolRequest,
@@ -347,12 +222,7 @@ class OpenAILLM:
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""
-        if not self._context_known:
-            info = await self._discover()
-            self._context = info.context_length or await self._props_context()
-            self._context = self._context or self._configured_context
-            self._context_known = True
-        return self._context
+        return await context_length(self)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -372,8 +242,8 @@ class OpenAILLM:
     async def _render_uncached(self, messages: tuple[Message, ...]) -> str:
         if self._local is not None:
             return self._local(messages)
-        await self._discover()  # vLLM's /tokenize wants the model name
-        root = _root(self.base_url)
+        await discover(self)  # vLLM's /tokenize wants the model name
+        root = server_root(self.base_url)
         try:
             return await self.retry.call(
                 lambda: self._render_on(root, messages), what=f"{root} (chat template)"
@@ -393,51 +263,6 @@ class OpenAILLM:
                 return await _render_on_server(self._client, root, messages, model=self.model)
         except httpx.TransportError as e:
             raise errors.transport_error(root, e) from None
-
-    # ---- discovery -----------------------------------------------------------------------
-
-    async def _discover(self) -> wire.ServerInfo:
-        """GET /v1/models once: the server kind, a default model id, maybe the context."""
-        if self._info is not None:
-            return self._info
-        async with self._lock:
-            if self._info is None:
-                url = self.base_url + "/models"
-                info = await self.retry.call(lambda: self._fetch_models(url), what=url)
-                if self.model is None:
-                    self.model = self._default_model(info)
-                self._info = info
-        return self._info
-
-    async def _fetch_models(self, url: str) -> wire.ServerInfo:
-        try:
-            async with self._deadline(url):
-                response = await self._client.get(url)
-        except httpx.TransportError as e:
-            raise errors.transport_error(url, e) from None
-        if wire.is_retryable(response.status_code):
-            raise self._http_error(url, response)
-        try:
-            payload = response.json() if response.status_code == 200 else None
-        except ValueError:
-            payload = None  # discovery is best effort; the completion call will tell
-        return wire.parse_models(payload, host_kind=_host_kind(url))
-
-    def _default_model(self, info: wire.ServerInfo) -> str | None:
-        if info.model_ids:
-            return info.model_ids[0]
-        if info.kind == "openai":
-            raise BackendError(BACKEND, "no model given: set --model")
-        return None  # llama.cpp-like servers serve one model and ignore the field
-
-    async def _props_context(self) -> int | None:
-        url = _root(self.base_url) + "/props"
-        try:
-            async with self._deadline(url):
-                response = await self._client.get(url)
-            return wire.props_context(response.json()) if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, BackendError):
-            return None
 
     # ---- requests, retries, errors -------------------------------------------------------
 
