@@ -12,6 +12,9 @@ between them (opening, stop strings, how a query is answered) is declared there:
 
 The engine reads only its `EngineOptions` (limits, sampling, reader and search
 options); mapping user settings onto them is the pipeline's job.
+
+How one query is answered (refusals, search, reading, Reason-in-Documents) lives in
+`engine_search`, tools mode's chain in `engine_tools`.
 """
 
 from __future__ import annotations
@@ -25,17 +28,17 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from search_o1 import markers as mk
-from search_o1.agent_pages import read_pages
 from search_o1.answer import extract_answer
 from search_o1.config import TASKS, TaskKind
 from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine_search import answer_query, read_url, run_search
 from search_o1.engine_tools import run_tools_chain, tool_llm
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.methods import Method, Opening, get_method, has_tools_mode
 from search_o1.prompts.templates import page_fields
-from search_o1.queries import not_searched, plausible_forced_query, shown_queries
-from search_o1.reader import Reader, format_documents, format_hits
+from search_o1.queries import plausible_forced_query, shown_queries
+from search_o1.reader import Reader, format_documents
 from search_o1.search.base import DocumentSource, Search
 from search_o1.search.local import LocalDocuments
 from search_o1.tokens import estimate_tokens
@@ -49,9 +52,7 @@ from search_o1.types import (
     Hit,
     Message,
     Prompt,
-    SearchFinished,
     SearchRecord,
-    SearchStarted,
     Step,
     TextDelta,
     TextSink,
@@ -59,7 +60,6 @@ from search_o1.types import (
     Usage,
 )
 
-_Mode = Literal["raw", "documents", "reader"]
 # A scheduler's hook around each model call, search and reader call of one run: the
 # "rounds" schedule holds a chain at a barrier there; resource limits hold a slot.
 Phase = Literal["generate", "search", "read"]
@@ -238,11 +238,11 @@ class Engine:
         if completion.stop == mk.END_QUERY:
             chain.append(mk.END_QUERY)
             query = mk.last_between(completion.text, mk.BEGIN_QUERY, mk.END_QUERY) or ""
-            return await self._answer_query(chain, query)
+            return await answer_query(self, chain, query)
         if completion.stop == mk.END_URL:
             chain.append(mk.END_URL)
             url = mk.last_between(completion.text, mk.BEGIN_URL, mk.END_URL) or ""
-            return await self._read_url(chain, url)
+            return await read_url(self, chain, url)
         return None
 
     def _tools_mode(self, method: Method) -> bool:
@@ -328,7 +328,7 @@ class Engine:
         return Prompt((Message("user", write(opening)),))
 
     async def _rag_documents(self, chain: _Chain, question: str) -> tuple[Document, ...]:
-        record = await self._search(chain, question, mode="documents")
+        record = await run_search(self, chain, question, mode="documents")
         chain.trace.steps.append(Step(0, "", Completion("", "stop"), record))
         return record.documents
 
@@ -366,106 +366,10 @@ class Engine:
         query = written if ok else " ".join(question.split())
         chain.append(query, generated=ok)
         chain.append(mk.END_QUERY)
-        record = await self._answer_query(chain, query)
+        record = await answer_query(self, chain, query)
         text = mk.BEGIN_QUERY + query + mk.END_QUERY
         chain.trace.steps.append(Step(0, text, completion, record))
         return True
-
-    # ------------------------------------------------------------------ queries
-
-    async def _answer_query(self, chain: _Chain, query: str) -> SearchRecord:
-        chain.emit(SearchStarted(query))
-        record = self._refusal(chain, query)
-        if record is None:
-            chain.searches += 1
-            record = await self._search(chain, query, mode=self._answer_mode(chain))
-            if record.outcome == "searched":
-                chain.results[query] = record.inserted
-        chain.append(record.inserted)
-        chain.emit(SearchFinished(record))
-        return record
-
-    def _refusal(self, chain: _Chain, query: str) -> SearchRecord | None:
-        """The record of a query that is not searched (blank, repeated, a placeholder,
-        over the limit), or None to search it.
-
-        Ours: a repeat gets its earlier result again, before the limit is checked. The
-        paper's ("notice"): the limit first, then a notice for a repeat (rag-agent: no
-        text at all for a repeat). Notices come from the prompt set.
-        """
-        paper = self.options.repeated_query == "notice"
-        limit = self.options.limits.max_searches
-        record = not_searched(
-            query, context=f"{chain.trace.question}\n{chain.prompt.continuation}",
-            shown=chain.shown_queries, earlier={} if paper else chain.results,
-            searches_left=limit - chain.searches,
-        )  # fmt: skip
-        if record is None and query in chain.results:  # the paper's repeat, after the limit
-            text = self.options.prompts.notice("repeat", chain.task, query=query)
-            silent = chain.method.answer == "raw"
-            record = SearchRecord(
-                query, "repeated", inserted="" if silent else mk.result_block(text)
-            )
-        elif record is not None and record.outcome in ("empty", "limit"):
-            text = self.options.prompts.notice(
-                record.outcome, chain.task, query=query, max_searches=limit
-            )
-            record = dataclasses.replace(record, inserted=mk.result_block(text))
-        return record
-
-    def _answer_mode(self, chain: _Chain) -> _Mode:
-        answer = chain.method.answer
-        if answer == "none" or (answer == "reader" and not self.options.reader.enabled):
-            return "documents"
-        return answer
-
-    async def _search(self, chain: _Chain, query: str, *, mode: _Mode) -> SearchRecord:
-        """Search; then "raw": list the hits; "documents": read them; "reader": also refine."""
-        start = time.perf_counter()
-        if self.search is None:  # _validate checked the method; a method's bug lands here
-            raise ConfigError(f"the {chain.method.name} method searched without a backend")
-        hits: tuple[Hit, ...] = ()
-        documents: tuple[Document, ...] = ()
-        reader = None
-        try:
-            async with chain.phase("search"):
-                hits = tuple(await self.search.search(query, k=self.options.search.top_k))
-                if mode != "raw":
-                    documents = tuple(await self.documents.read(query, hits))
-            if mode == "raw":
-                chain.seen_hits.update({h.url or h.id: h for h in hits})
-                inserted = format_hits(hits)
-            elif mode == "documents":
-                inserted = format_documents(documents)
-            else:
-                async with chain.phase("read"):
-                    reader = await self.reader.refine(
-                        chain.prompt.continuation, query, documents, task=chain.task
-                    )
-                chain.trace.reader_usage += reader.usage
-                inserted = reader.refined
-        except BackendError as e:
-            # Failures are data: recorded, and told to the model, which carries on. A reader
-            # that overflows its context lands here too rather than ending the chain.
-            note = f"The search failed ({e}). Continue without it or try another query."
-            return SearchRecord(query, "failed", hits=hits, documents=documents, error=str(e),
-                                inserted=mk.result_block(mk.neutralise(note)),
-                                latency_s=time.perf_counter() - start)  # fmt: skip
-        block = mk.result_block(inserted)
-        if reader is not None and self.options.reader.one_line:
-            # The paper's shape: the facts on one line, tight between the markers.
-            block = f"\n\n{mk.BEGIN_RESULT}{inserted.replace(chr(10), '')}{mk.END_RESULT}\n\n"
-        return SearchRecord(query, "searched", hits=hits, documents=documents, reader=reader,
-                            inserted=block,
-                            latency_s=time.perf_counter() - start)  # fmt: skip
-
-    async def _read_url(self, chain: _Chain, request: str) -> SearchRecord:
-        """rag-agent: the model asked for pages it saw in earlier results (a,b: several)."""
-        chain.emit(SearchStarted(request))
-        record = await read_pages(chain, request, self.documents, self.options)
-        chain.append(record.inserted)
-        chain.emit(SearchFinished(record))
-        return record
 
 
 def _call_budget(limits: ChainLimits, used: int) -> int:

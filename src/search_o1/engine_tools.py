@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from search_o1 import markers as mk
 from search_o1.chat import SEARCH_TOOL, ChatMessage, ToolCall, ToolChoice, ToolReply, search_tool
+from search_o1.engine_search import answer_mode, refusal, run_search
 from search_o1.errors import ConfigError
 from search_o1.llm import _reasoning as rsn
 from search_o1.llm.tools import ToolLLM, ToolRequest
@@ -169,8 +170,8 @@ async def answer_calls(
     for plan in plans:
         chain.emit(SearchStarted(plan.query))
     todo = [p for p in plans if p.record is None and p.first is None]
-    mode = engine._answer_mode(chain)
-    found = await asyncio.gather(*(engine._search(chain, p.query, mode=mode) for p in todo))
+    mode = answer_mode(engine, chain)
+    found = await asyncio.gather(*(run_search(engine, chain, p.query, mode=mode) for p in todo))
     for plan, record in zip(todo, found, strict=True):
         plan.record = record
         if record.outcome == "searched":
@@ -199,7 +200,7 @@ def _plan(
     if earlier and query not in chain.results:
         return _Planned(query, first=earlier[0])
     # The marker path's one rule: repeated, placeholder, over the limit (either order).
-    record = engine._refusal(chain, query)
+    record = refusal(engine, chain, query)
     if record is None:
         chain.searches += 1
     return _Planned(query, record)
