@@ -17,25 +17,20 @@ a choice, `list[str]` takes a comma list or a repeated flag (annotate it `NoDeco
 
 `Settings(...)` built in code holds only what it is given plus defaults; `load_settings`
 is what reads the file and the environment (pydantic-settings sources, see
-`Settings.settings_customise_sources`).
+`Settings.settings_customise_sources`; the readers themselves are in `config_sources`).
 """
 
 from __future__ import annotations
 
-import difflib
 import os
-import tomllib
 import warnings
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
-    EnvSettingsSource,
     InitSettingsSource,
     NoDecode,
     PydanticBaseSettingsSource,
@@ -43,11 +38,18 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from search_o1.config_sources import (
+    ENV_PREFIX,
+    LOADING,
+    EnvSource,
+    Inputs,
+    did_you_mean,
+    file_values,
+    unknown_env_lines,
+)
 from search_o1.errors import ConfigError
 from search_o1.types import Sampling
 
-CONFIG_FILE = "search-o1.toml"
-ENV_PREFIX = "SEARCH_O1_"
 TaskKind = Literal["qa", "multihop", "math", "choice", "code"]
 TASKS: tuple[str, ...] = ("qa", "multihop", "math", "choice", "code")
 
@@ -64,10 +66,6 @@ GROUPS: tuple[str, ...] = (
     "scheduling",
     "profile",
 )
-
-# SEARCH_O1_* variables that are not settings but are read elsewhere on purpose; any other
-# variable with our prefix is reported as unknown (it is usually a misspelt setting).
-OTHER_ENV: frozenset[str] = frozenset({"SEARCH_O1_DATA_DIR", "SEARCH_O1_INDEX_CACHE"})
 
 
 class ConfigWarning(UserWarning):
@@ -295,12 +293,12 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Highest first: flags (init values) > environment > file; in code, only init."""
-        inputs = _LOADING.get()
+        inputs = LOADING.get()
         if inputs is None:
             return (init_settings,)
         return (
             init_settings,
-            _EnvSource(settings_cls, inputs.environ),
+            EnvSource(settings_cls, inputs.environ),
             InitSettingsSource(settings_cls, inputs.file_values),
         )
 
@@ -325,73 +323,13 @@ class Settings(BaseSettings):
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
 
-@dataclass(frozen=True)
-class _Inputs:
-    environ: Mapping[str, str]
-    file_values: dict[str, Any]
-
-
-# What `load_settings` hands to the sources for one construction (a ContextVar because
-# pydantic-settings builds sources in a classmethod, with no per-call argument).
-_LOADING: ContextVar[_Inputs | None] = ContextVar("search_o1_settings_inputs", default=None)
-
-
-class _EnvSource(EnvSettingsSource):
-    """pydantic-settings' environment source over a given mapping (tests pass their own)."""
-
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(settings_cls)
-
-    # The hook pydantic-settings' own .env source overrides to read from elsewhere.
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return {k.lower(): v for k, v in self._environ.items()}
-
-
-def _did_you_mean(name: str) -> str:
-    close = difflib.get_close_matches(name, list(Settings.model_fields), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def unknown_env(environ: Mapping[str, str]) -> list[str]:
     """Lines for SEARCH_O1_* variables that name no setting.
 
     >>> unknown_env({"SEARCH_O1_TIMEOUT_S": "5", "SEARCH_O1_TOP_K": "3", "HOME": "/"})
     ["unknown environment variable SEARCH_O1_TIMEOUT_S, ignored (did you mean 'timeout'?)"]
     """
-    fields = Settings.model_fields
-    out = []
-    for key in sorted(environ):
-        upper = key.upper()
-        if not upper.startswith(ENV_PREFIX) or upper in OTHER_ENV:
-            continue
-        name = upper[len(ENV_PREFIX) :].lower()
-        if name not in fields:
-            out.append(f"unknown environment variable {key}, ignored{_did_you_mean(name)}")
-    return out
-
-
-def _file_values(path: Path | None) -> dict[str, Any]:
-    if path is None:
-        path = Path(CONFIG_FILE)
-        if not path.is_file():
-            return {}
-    if path.is_dir():
-        raise ConfigError(f"config file {path} is a folder; pass a .toml file")
-    try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    except OSError as e:
-        raise ConfigError(f"config file {path}: {e.strerror or e}") from None
-    values = {k.replace("-", "_"): v for k, v in data.items()}
-    for key in values:
-        if key not in Settings.model_fields:
-            raise ConfigError(f"{path}: unknown setting {key!r}{_did_you_mean(key)}")
-    return values
+    return unknown_env_lines(environ, Settings.model_fields)
 
 
 def load_settings(
@@ -408,7 +346,8 @@ def load_settings(
     for line in unknown_env(env):
         warnings.warn(line, ConfigWarning, stacklevel=2)
     given = {k: v for k, v in (flags or {}).items() if v is not None}
-    token = _LOADING.set(_Inputs(environ=env, file_values=_file_values(config_file)))
+    values = file_values(config_file, Settings.model_fields)
+    token = LOADING.set(Inputs(environ=env, file_values=values))
     try:
         return Settings(**given)
     except ValidationError as e:
@@ -416,14 +355,14 @@ def load_settings(
     except SettingsError as e:
         raise ConfigError(f"settings: {e}") from None
     finally:
-        _LOADING.reset(token)
+        LOADING.reset(token)
 
 
 def _one_line(e: ValidationError) -> str:
     first = e.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     if first["type"] == "extra_forbidden":
-        return f"unknown setting {where!r}{_did_you_mean(where)}"
+        return f"unknown setting {where!r}{did_you_mean(where, Settings.model_fields)}"
     return f"setting {where}: {first['msg']}"
 
 
