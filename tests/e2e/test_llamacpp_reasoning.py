@@ -28,6 +28,9 @@ if importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("ll
 
 from search_o1.llm.embedded import start_server
 
+# The module's fixture holds one llama.cpp server: its tests share one test worker.
+pytestmark = pytest.mark.xdist_group("llamacpp-reasoning")
+
 THINKING_CHATML = (
     "{% for m in messages %}"
     "{% if m.role == 'assistant' and m.reasoning_content %}"

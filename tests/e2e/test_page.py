@@ -31,11 +31,15 @@ ARGS = [
     "--disable-sync",
 ]
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason=f"no Chromium at {CHROMIUM} (install Debian's `chromium`, e.g. `make browser`); "
-    "Playwright's own browsers cannot be downloaded here",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason=f"no Chromium at {CHROMIUM} (install Debian's `chromium`, e.g. `make browser`); "
+        "Playwright's own browsers cannot be downloaded here",
+    ),
+    # The module's fixture holds one browser: its tests share one test worker.
+    pytest.mark.xdist_group("browser"),
+]
 
 
 @pytest.fixture(scope="module")
