@@ -19,18 +19,29 @@ from tests.serve_support import ANSWER, FACTS, QUERY, QUESTION, respond_text, sc
 from tests.servers.openai_server import openai_server
 
 from search_o1 import markers as mk
+from search_o1._http import ssl_context
 from search_o1.config import load_settings
 from search_o1.search.retriever import RetrieverSearch
 from search_o1.serve.app import create_app
 from search_o1.serve.background import serve_in_thread
 from search_o1.serve.runs import Stats
 
+# One client and one TLS context for every request: a fresh httpx client loads the CA
+# roots again (about 45 ms), even for plain http://.
+http = httpx.Client(verify=ssl_context())
+
 MESSAGES: list[Any] = [{"role": "user", "content": QUESTION}]
 
 
 def client(url: str, key: str = "unused") -> openai.OpenAI:
     # max_retries=0: a 429 or 5xx must reach the test, not be retried away.
-    return openai.OpenAI(base_url=url + "/v1", api_key=key, max_retries=0, timeout=20)
+    return openai.OpenAI(
+        base_url=url + "/v1",
+        api_key=key,
+        max_retries=0,
+        timeout=20,
+        http_client=openai.DefaultHttpxClient(verify=ssl_context()),
+    )
 
 
 @pytest.fixture
@@ -163,7 +174,7 @@ def test_unknown_model_is_404(served: tuple[str, Any]) -> None:
     ],
 )
 def test_bad_requests_are_400_error_objects(served: tuple[str, Any], body: dict[str, Any]) -> None:
-    r = httpx.post(served[0] + "/v1/chat/completions", json=body)
+    r = http.post(served[0] + "/v1/chat/completions", json=body)
     assert r.status_code == 400
     assert r.json()["error"]["type"] == "invalid_request_error" and r.json()["error"]["message"]
 
@@ -175,9 +186,9 @@ def test_bad_request_through_the_client(served: tuple[str, Any]) -> None:
 
 def test_invalid_json_and_unknown_route(served: tuple[str, Any]) -> None:
     url = served[0]
-    r = httpx.post(url + "/v1/chat/completions", content=b"{nope", headers={"content-type": "x"})
+    r = http.post(url + "/v1/chat/completions", content=b"{nope", headers={"content-type": "x"})
     assert r.status_code == 400 and "JSON" in r.json()["error"]["message"]
-    r = httpx.get(url + "/v1/nothing")
+    r = http.get(url + "/v1/nothing")
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
@@ -200,14 +211,14 @@ def test_bearer_auth_guards_the_api_but_not_health() -> None:
     with serve_in_thread(create_app(engine, api_key="s3cret")) as url:
         with pytest.raises(openai.AuthenticationError):
             client(url, key="wrong").models.list()
-        r = httpx.post(url + "/retrieve", json={"queries": ["x"]})
+        r = http.post(url + "/retrieve", json={"queries": ["x"]})
         assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
         reply = client(url, key="s3cret").chat.completions.create(
             model="search-o1", messages=MESSAGES
         )
         assert reply.choices[0].message.content == ANSWER
-        assert httpx.get(url + "/health").status_code == 200
-        assert httpx.get(url + "/").status_code == 200  # the page loads, then asks for the key
+        assert http.get(url + "/health").status_code == 200
+        assert http.get(url + "/").status_code == 200  # the page loads, then asks for the key
 
 
 # ---------------------------------------------------------------- /retrieve, /health
@@ -216,15 +227,15 @@ def test_bearer_auth_guards_the_api_but_not_health() -> None:
 def test_retrieve_speaks_the_flashrag_protocol(served: tuple[str, Any]) -> None:
     url = served[0]
     body = {"queries": ["Tosca", "Puccini"], "topk": 1, "return_scores": True}
-    result = httpx.post(url + "/retrieve", json=body).json()["result"]
+    result = http.post(url + "/retrieve", json=body).json()["result"]
     assert len(result) == 2 and len(result[0]) == 1
     first = result[0][0]
     assert first["document"]["id"] == "w1"
     assert first["document"]["contents"] == "Tosca\nTosca is an opera by Giacomo Puccini."
     assert isinstance(first["score"], float)
-    bare = httpx.post(url + "/retrieve", json={"queries": ["Tosca"], "topk": 2}).json()
+    bare = http.post(url + "/retrieve", json={"queries": ["Tosca"], "topk": 2}).json()
     assert [d["id"] for d in bare["result"][0]] == ["w1", "w2"]
-    assert httpx.post(url + "/retrieve", json={"queries": ["x"], "topk": 0}).status_code == 400
+    assert http.post(url + "/retrieve", json={"queries": ["x"], "topk": 0}).status_code == 400
 
 
 async def test_the_retriever_backend_reads_our_retrieve(served: tuple[str, Any]) -> None:
@@ -238,7 +249,7 @@ async def test_the_retriever_backend_reads_our_retrieve(served: tuple[str, Any])
 
 
 def test_health_reports_model_and_search(served: tuple[str, Any]) -> None:
-    r = httpx.get(served[0] + "/health")
+    r = http.get(served[0] + "/health")
     assert r.status_code == 200
     body = r.json()
     assert body["status"] == "ok" and body["model"]["ok"] and body["search"]["backend"] == "memory"
@@ -252,7 +263,7 @@ def test_stream_disconnect_cancels_the_run() -> None:
     app = create_app(engine)
     with serve_in_thread(app) as url:
         body = {"model": "search-o1", "messages": MESSAGES, "stream": True}
-        with httpx.stream("POST", url + "/v1/chat/completions", json=body) as r:
+        with http.stream("POST", url + "/v1/chat/completions", json=body) as r:
             first = next(r.iter_lines())
             assert first.startswith("data: ")
             wait_for(lambda: llm.started == 1)  # the model call is in flight
@@ -267,7 +278,7 @@ def test_non_streaming_disconnect_cancels_the_run() -> None:
     with serve_in_thread(app) as url:
         body = {"model": "search-o1", "messages": MESSAGES}
         with pytest.raises(httpx.ReadTimeout):
-            httpx.post(url + "/v1/chat/completions", json=body, timeout=0.5)
+            http.post(url + "/v1/chat/completions", json=body, timeout=0.5)
         wait_for(lambda: stats_of(app).cancelled == 1)
         assert llm.cancelled == 1 and stats_of(app).running == 0
 
@@ -278,8 +289,8 @@ def test_concurrency_limit_answers_429_and_frees_the_slot() -> None:
     body = {"model": "search-o1", "messages": MESSAGES, "stream": True}
     with serve_in_thread(app) as url:
         with (
-            httpx.stream("POST", url + "/v1/chat/completions", json=body) as running,
-            httpx.stream("POST", url + "/v1/chat/completions", json=body) as queued,
+            http.stream("POST", url + "/v1/chat/completions", json=body) as running,
+            http.stream("POST", url + "/v1/chat/completions", json=body) as queued,
         ):
             assert running.status_code == 200 and queued.status_code == 200
             wait_for(lambda: stats_of(app).running == 1 and stats_of(app).queued == 1)
@@ -319,7 +330,7 @@ def test_openai_client_streams_from_serve_backed_by_a_model_server(
             environ={},
         )
         with serve_in_thread(create_app(settings)) as url:
-            health = httpx.get(url + "/health").json()
+            health = http.get(url + "/health").json()
             assert health["status"] == "ok" and health["search"]["documents"] == 2
             assert health["model"]["reachable"] == [srv.url]
             chunks = list(

@@ -17,6 +17,7 @@ from tests.serve_support import QUESTION, respond_text, scripted_engine
 from tests.servers.openai_server import openai_server
 
 from search_o1 import markers as mk
+from search_o1._http import ssl_context
 from search_o1.cli import cli
 from search_o1.config import load_settings
 from search_o1.engine import Engine
@@ -25,6 +26,10 @@ from search_o1.search.memory import MemorySearch
 from search_o1.serve.app import create_app
 from search_o1.serve.background import serve_in_thread
 from search_o1.serve.openai_wire import without_markers
+
+# One client and one TLS context for every request: a fresh httpx client loads the CA
+# roots again (about 45 ms), even for plain http://.
+http = httpx.Client(verify=ssl_context())
 
 KEY = "sekret"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -45,8 +50,8 @@ def test_a_prompt_over_the_context_window_is_a_400_naming_both_sizes() -> None:
     llm = ScriptedLLM(lambda prompt: f"{mk.BEGIN_QUERY}x{mk.END_QUERY}", context=64)
     engine = Engine(llm, MemorySearch(lambda q: []))
     with serve_in_thread(create_app(engine)) as url:
-        r = httpx.post(url + CHAT, json=chat_body("Why? " * 200), timeout=30)
-        short = httpx.post(url + CHAT, json=chat_body("Why?", max_tokens=4), timeout=30)
+        r = http.post(url + CHAT, json=chat_body("Why? " * 200), timeout=30)
+        short = http.post(url + CHAT, json=chat_body("Why?", max_tokens=4), timeout=30)
     assert r.status_code == 400, r.text
     error = r.json()["error"]
     assert error["code"] == "context_length_exceeded"
@@ -64,10 +69,10 @@ def test_request_bodies_over_the_cap_get_413_unread() -> None:
             yield big[i : i + 500].encode()
 
     with serve_in_thread(app) as url:
-        declared = httpx.post(url + CHAT, content=big, headers=AUTH)
-        streamed = httpx.post(url + CHAT, content=chunks(), headers=AUTH)
-        unauthorised = httpx.post(url + CHAT, content=big)
-        fine = httpx.post(url + CHAT, json=chat_body(), headers=AUTH, timeout=30)
+        declared = http.post(url + CHAT, content=big, headers=AUTH)
+        streamed = http.post(url + CHAT, content=chunks(), headers=AUTH)
+        unauthorised = http.post(url + CHAT, content=big)
+        fine = http.post(url + CHAT, json=chat_body(), headers=AUTH, timeout=30)
     assert declared.status_code == streamed.status_code == 413
     assert declared.json()["error"]["code"] == "request_too_large"
     assert unauthorised.status_code == 401
@@ -88,8 +93,8 @@ def test_health_shows_the_model_server_only_to_an_authorised_client(
         values = {"base_url": srv.url, "chat_template": "chatml", "corpus": str(corpus)}
         settings = load_settings(values, environ={})
         with serve_in_thread(create_app(settings, api_key=KEY)) as url:
-            anyone = httpx.get(url + "/health")
-            owner = httpx.get(url + "/health", headers=AUTH)
+            anyone = http.get(url + "/health")
+            owner = http.get(url + "/health", headers=AUTH)
     assert anyone.status_code == owner.status_code == 200
     assert srv.url not in anyone.text and "127.0.0.1" not in anyone.text
     assert anyone.json()["model"]["reachable"] == 1

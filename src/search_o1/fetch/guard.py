@@ -25,6 +25,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from search_o1._http import ssl_context
+
 __all__ = ["BlockedURLError", "GuardedTransport", "HostPolicy", "is_public_address"]
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -183,9 +185,9 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     """
 
     def __init__(self, policy: HostPolicy, *, limits: httpx.Limits) -> None:
-        super().__init__(limits=limits, trust_env=False)
+        super().__init__(verify=ssl_context(), limits=limits, trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

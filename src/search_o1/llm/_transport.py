@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 
-from search_o1._http import USER_AGENT
+from search_o1._http import USER_AGENT, ssl_context
 
 # Connections per httpcore pool: 8, 16 and 32 measured alike on the benchmark; 16 it is.
 POOL_SIZE = 16
@@ -54,10 +54,9 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         # Sizes differ by at most one, larger first: ties in `busy` go to the lowest index,
         # so no request waits in a full pool while another has room.
         sizes = [max_connections // count + (i < max_connections % count) for i in range(count)]
-        ssl_context = httpx.create_ssl_context()  # what AsyncClient builds by default; once
         self._pools = [
             httpx.AsyncHTTPTransport(
-                verify=ssl_context,
+                verify=ssl_context(),
                 limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
             )
             for size in sizes

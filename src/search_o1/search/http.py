@@ -22,7 +22,14 @@ from typing import Any, ClassVar, Self
 
 import httpx
 
-from search_o1._http import USER_AGENT, RetryPolicy, deadline, read_capped, retry_after_s
+from search_o1._http import (
+    USER_AGENT,
+    RetryPolicy,
+    deadline,
+    read_capped,
+    retry_after_s,
+    ssl_context,
+)
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.types import Hit
@@ -164,6 +171,7 @@ class HTTPSearch:
                 timeout=self._timeout,
                 headers={"User-Agent": USER_AGENT},
                 transport=self._transport,
+                verify=ssl_context(),
             )
         return self._client
 

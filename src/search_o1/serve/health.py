@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from search_o1._http import USER_AGENT
+from search_o1._http import USER_AGENT, ssl_context
 from search_o1.engine import Engine
 from search_o1.llm.base import LLM
 
@@ -61,7 +61,9 @@ async def _reachable(urls: list[str], api_key: str | None) -> list[str]:
     headers = {"User-Agent": USER_AGENT}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
-    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers=headers) as client:
+    async with httpx.AsyncClient(
+        timeout=PROBE_TIMEOUT_S, headers=headers, verify=ssl_context()
+    ) as client:
 
         async def one(url: str) -> bool:
             try:
