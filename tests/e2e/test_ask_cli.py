@@ -175,6 +175,8 @@ def test_unreachable_server_names_the_url(corpus: Path, tmp_path: Path) -> None:
         "--corpus",
         str(corpus),
         "--json",
+        "--retries",  # one retry still goes through the retry path; four wait ~6 s
+        "1",
         tmp_path=tmp_path,
     )
     assert out.returncode == 2

@@ -98,3 +98,5 @@ def test_memory_factory_reads_a_hits_file(tmp_path: Path) -> None:
     path.write_text("[1, 2]")
     with pytest.raises(InputFileError, match="object mapping queries"):
         MemorySearch.from_settings(Settings(corpus=str(path)))
+    with pytest.raises(InputFileError, match="is a folder; memory search reads one JSON file"):
+        MemorySearch.from_settings(Settings(corpus=str(tmp_path)))

@@ -64,6 +64,12 @@ def load_hits(path: Path) -> dict[str, list[Hit]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputFileError(str(path), "file not found") from None
+    except IsADirectoryError:
+        raise InputFileError(
+            str(path), "is a folder; memory search reads one JSON file of {query: [hits]}"
+        ) from None
+    except OSError as e:
+        raise InputFileError(str(path), f"unreadable ({e.strerror or e})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputFileError(str(path), f"not a JSON file ({type(e).__name__})") from None
     if not isinstance(data, dict):
