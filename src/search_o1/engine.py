@@ -30,7 +30,7 @@ from typing import Literal
 from search_o1 import markers as mk
 from search_o1.answer import extract_answer
 from search_o1.config import TASKS, TaskKind
-from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine_options import EngineOptions
 from search_o1.engine_search import answer_query, read_url, run_search
 from search_o1.engine_tools import run_tools_chain, tool_llm
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
@@ -66,8 +66,6 @@ Phase = Literal["generate", "search", "read"]
 PhaseGate = Callable[[Phase], AbstractAsyncContextManager[None]]
 # Tokens for a forced one-line query (the grammar allows 120 characters).
 FORCED_QUERY_TOKENS = 48
-# Per call when neither a call limit nor a total budget is set (the paper's longest).
-_NO_LIMIT_TOKENS = 32768
 _FORCED_QUERY_GRAMMAR = "root ::= [^\\n<>|]{3,120}"
 
 
@@ -144,7 +142,7 @@ class Engine:
         self.reader = Reader(
             reader_llm or llm,
             sampling=options.reader.sampling or options.sampling,
-            max_tokens=options.reader.max_tokens or _call_budget(limits, 0),
+            max_tokens=options.reader.max_tokens or limits.call_budget(0),
             prompts=options.prompts,
         )
         self.documents = documents or LocalDocuments(options.search.max_doc_chars)
@@ -268,7 +266,7 @@ class Engine:
     async def _token_budget(self, chain: _Chain) -> int | None:
         """Tokens the next call may generate; None (and the chain finished) if none."""
         limits = self.options.limits
-        budget = _call_budget(limits, chain.trace.usage.completion_tokens)
+        budget = limits.call_budget(chain.trace.usage.completion_tokens)
         if budget <= 0:
             self._finish(chain, FinishReason.MAX_TOKENS)
             return None
@@ -370,14 +368,6 @@ class Engine:
         text = mk.BEGIN_QUERY + query + mk.END_QUERY
         chain.trace.steps.append(Step(0, text, completion, record))
         return True
-
-
-def _call_budget(limits: ChainLimits, used: int) -> int:
-    """New tokens the next call may ask for, before the context window is considered."""
-    total = None if limits.max_tokens is None else limits.max_tokens - used
-    if limits.max_call_tokens is None:
-        return _NO_LIMIT_TOKENS if total is None else total
-    return limits.max_call_tokens if total is None else min(total, limits.max_call_tokens)
 
 
 def _documents_text(documents: Sequence[Document]) -> str:

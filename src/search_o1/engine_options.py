@@ -22,7 +22,10 @@ from search_o1.errors import ConfigError
 from search_o1.prompts.templates import PromptSet
 from search_o1.types import Sampling
 
-__all__ = ["ChainLimits", "EngineOptions", "ReaderOptions", "SearchOptions"]
+__all__ = ["NO_LIMIT_TOKENS", "ChainLimits", "EngineOptions", "ReaderOptions", "SearchOptions"]
+
+# Per call when neither a call limit nor a total budget is set (the paper's longest).
+NO_LIMIT_TOKENS = 32768
 
 
 def _at_least(owner: str, low: int, **values: int | None) -> None:
@@ -52,6 +55,13 @@ class ChainLimits:
     max_call_tokens: int | None = None
     context_length: int | None = None
     max_url_fetches: int = 5
+
+    def call_budget(self, used: int) -> int:
+        """New tokens the next call may ask for when `used` are spent (window aside)."""
+        total = None if self.max_tokens is None else self.max_tokens - used
+        if self.max_call_tokens is None:
+            return NO_LIMIT_TOKENS if total is None else total
+        return self.max_call_tokens if total is None else min(total, self.max_call_tokens)
 
     def __post_init__(self) -> None:
         _at_least("limits", 0, max_searches=self.max_searches, max_url_fetches=self.max_url_fetches)

@@ -140,6 +140,19 @@ def test_request_sampling_and_budget_reach_the_model(served: tuple[str, Any]) ->
     assert max_tokens <= 300
 
 
+def test_a_request_budget_bounds_the_chain_not_reason_in_documents(
+    served: tuple[str, Any],
+) -> None:
+    url, llm = served
+    client(url).chat.completions.create(model="search-o1", messages=MESSAGES)
+    own = llm.calls[1][1]  # calls: the query, Reason-in-Documents, the answer
+    llm.calls.clear()
+    client(url).chat.completions.create(model="search-o1", messages=MESSAGES, max_tokens=300)
+    assert len(llm.calls) == 3
+    assert llm.calls[0][1] <= 300 and llm.calls[2][1] <= 300
+    assert llm.calls[1][1] == own > 300
+
+
 def test_earlier_turns_become_context(served: tuple[str, Any]) -> None:
     url, llm = served
     messages: list[Any] = [
