@@ -135,6 +135,10 @@ async def test_backoff_takes_the_direct_answer_for_invalid_ones(
     m = outcome.metrics
     assert m["overall"]["em"] == 0.25 and m["num_valid"] == 2
     assert m["backoff"]["em"] == 0.75 and m["backoff"]["replaced"] == 2
+    # Split by the items' groups the same way, for the paper's per-domain columns.
+    backoff_by_type = m["backoff_breakdowns"]["type"]
+    assert sum(v["n"] for v in backoff_by_type.values()) == 4
+    assert sum(v["n"] * v["em"] for v in backoff_by_type.values()) == 3
     assert "+ backoff | 75.0" in (run / "summary.md").read_text()
     runs = [report.load_run(direct), report.load_run(run)]
     table = report.side_by_side(runs)

@@ -1,12 +1,16 @@
-"""`reproduce` under `--api-mode tools`: a method without a tools mode is a noted cell."""
+"""`reproduce`'s cells: a method without a tools mode is a noted cell; Table 1's split
+columns (GPQA by domain, LiveCodeBench by difficulty) beside each overall column."""
 
 from __future__ import annotations
 
 import asyncio
+import doctest
 from pathlib import Path
+from typing import Any
 
 from search_o1.config import load_settings
-from search_o1.eval.reproduce import MatrixOptions, run_matrix
+from search_o1.eval import paper_tables
+from search_o1.eval.reproduce import CellResult, MatrixOptions, render_matrix, run_matrix
 from search_o1.methods import get_method, has_tools_mode
 
 
@@ -25,3 +29,42 @@ def test_a_method_without_tools_mode_is_a_noted_cell_in_tools_mode(tmp_path: Pat
     assert [has_tools_mode(get_method(m)) for m in ("direct", "rag", "rag-agent", "search-o1")] == [
         True, True, False, True,
     ]  # fmt: skip
+
+
+def _split(group: str, scores: dict[str, tuple[int, float]], primary: str) -> dict[str, Any]:
+    return {group: {label: {"n": n, primary: v} for label, (n, v) in scores.items()}}
+
+
+def test_table_1_shows_domains_and_difficulties_beside_each_overall_column() -> None:
+    domains = {"Physics": (2, 1.0), "Chemistry": (1, 0.0), "Biology": (1, 0.0)}
+    gpqa = {
+        "n": 4, "primary": "em", "overall": {"em": 0.5},
+        "breakdowns": _split("domain", domains, "em"),
+        "backoff": {"em": 0.75, "replaced": 1},
+        "backoff_breakdowns": _split("domain", {**domains, "Chemistry": (1, 1.0)}, "em"),
+    }  # fmt: skip
+    lcb = {
+        "n": 3, "primary": "pass@1", "overall": {"pass@1": 1 / 3},
+        "breakdowns": _split("difficulty", {"easy": (1, 1.0), "hard": (2, 0.0)}, "pass@1"),
+    }  # fmt: skip
+    results = [
+        CellResult("gpqa", "search-o1", gpqa),
+        CellResult("livecodebench", "search-o1", lcb),
+    ]
+    summary = render_matrix("reasoning", results)
+    assert (
+        "| Method | GPQA Phy (n=2) | GPQA Chem (n=1) | GPQA Bio (n=1) | GPQA (n=4) "
+        "| LiveCodeBench E (n=1) | LiveCodeBench M (n=0) | LiveCodeBench H (n=2) "
+        "| LiveCodeBench (n=3) |"
+    ) in summary
+    assert "| Search-o1 · ours | 100.0 | 0.0 | 0.0 | 50.0 | 100.0 | – | 0.0 | 33.3 |" in summary
+    # The back-off row has its own splits; a set run without back-off shows none.
+    assert "| Search-o1 · ours + back-off | 100.0 | 100.0 | 0.0 | 75.0 | – | – | – | – |" in summary
+    assert (
+        "| Search-o1 · paper | 77.9 | 47.3 | 78.9 | 63.6 | 57.7 | 32.4 | 20.4 | 33.0 |" in summary
+    )
+
+
+def test_paper_tables_doctests() -> None:
+    result = doctest.testmod(paper_tables)
+    assert result.failed == 0 and result.attempted == 2

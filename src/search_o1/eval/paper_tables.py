@@ -7,7 +7,7 @@ method, so `reproduce` can print ours beside theirs.
 
 from __future__ import annotations
 
-__all__ = ["METHOD_LABELS", "PAPER", "TABLES", "paper_cell"]
+__all__ = ["METHOD_LABELS", "PAPER", "SPLITS", "TABLES", "paper_cell"]
 
 # table -> the datasets of its columns (our known names), in the paper's order.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -29,6 +29,20 @@ _TABLE_1 = {
     "rag-agent": "61.6 85.0 85.0 56.7 26.8",
     "search-o1": "63.6 86.4 85.0 56.7 33.0",
 }
+# Table 1's split columns, shown before each set's overall column: GPQA by domain and
+# LiveCodeBench by difficulty. dataset -> (the metrics' breakdown group, (short title,
+# label) per column); the labels are the datasets' own.
+SPLITS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "gpqa": ("domain", (("Phy", "Physics"), ("Chem", "Chemistry"), ("Bio", "Biology"))),
+    "livecodebench": ("difficulty", (("E", "easy"), ("M", "medium"), ("H", "hard"))),
+}
+# Table 1, split columns: GPQA Phy Chem Bio, then LiveCodeBench E M H.
+_TABLE_1_SPLITS = {
+    "direct": "75.6 39.8 68.4 61.5 29.7 20.4",
+    "rag": "76.7 38.7 73.7 57.7 16.2 12.2",
+    "rag-agent": "76.7 46.2 68.4 65.4 18.9 12.2",
+    "search-o1": "77.9 47.3 78.9 57.7 32.4 20.4",
+}
 # Table 3, EM/F1, in TABLES["qa"] order.
 _TABLE_3 = {
     "direct": "23.0/33.1 53.8/60.7 25.4/33.3 34.4/40.9 9.0/18.9 38.4/53.7",
@@ -48,18 +62,28 @@ def _parse(
     }
 
 
-# (method, dataset) -> the paper's numbers: one value (reasoning) or (EM, F1) (QA).
+def _split_columns() -> tuple[str, ...]:
+    """'dataset:label' for each split column of Table 1, in _TABLE_1_SPLITS order."""
+    return tuple(f"{d}:{label}" for d, (_, cols) in SPLITS.items() for _, label in cols)
+
+
+# (method, dataset) -> the paper's numbers: one value (reasoning) or (EM, F1) (QA); a
+# split column's dataset is "dataset:label" ("gpqa:Physics").
 PAPER: dict[tuple[str, str], tuple[float, ...]] = {
     **_parse(_TABLE_1, TABLES["reasoning"]),
+    **_parse(_TABLE_1_SPLITS, _split_columns()),
     **_parse(_TABLE_3, TABLES["qa"]),
 }
 
 
-def paper_cell(method: str, dataset: str) -> str:
-    """The paper's number(s) for a cell as printed ("63.6", "34.0/49.7"), or "–".
+def paper_cell(method: str, dataset: str, label: str | None = None) -> str:
+    """The paper's number(s) for a cell as printed ("63.6", "34.0/49.7"), or "–";
+    `label` picks a split column (a GPQA domain, a LiveCodeBench difficulty).
 
     >>> paper_cell("search-o1", "gpqa"), paper_cell("rag", "nq"), paper_cell("x", "nq")
     ('63.6', '29.6/44.4', '–')
+    >>> paper_cell("search-o1", "gpqa", "Chemistry"), paper_cell("direct", "livecodebench", "hard")
+    ('47.3', '20.4')
     """
-    values = PAPER.get((method, dataset))
+    values = PAPER.get((method, f"{dataset}:{label}" if label else dataset))
     return "/".join(f"{v:.1f}" for v in values) if values else "–"

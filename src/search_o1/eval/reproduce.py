@@ -16,7 +16,7 @@ from search_o1.config import Settings
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.eval import runfiles
 from search_o1.eval.datasets import KNOWN, load_dataset, title_of
-from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, TABLES, paper_cell
+from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, SPLITS, TABLES, paper_cell
 from search_o1.eval.report import PAPER_COLUMNS
 from search_o1.eval.runner import Progress, RunOptions, run_eval
 from search_o1.eval.sandbox import Limits
@@ -102,31 +102,78 @@ async def run_matrix(settings: Settings, opts: MatrixOptions) -> list[CellResult
     return results
 
 
-def _ours(metrics: dict[str, Any] | None, table: str, *, backoff: bool = False) -> str:
-    if metrics is None or (backoff and not metrics.get("backoff")):
+# A column of the summary: a dataset, and a split label (None: the overall column).
+Column = tuple[str, str | None]
+
+
+def _columns(datasets: Sequence[str]) -> list[Column]:
+    """Each dataset's split columns (Table 1's domains and difficulties), then its overall."""
+    out: list[Column] = []
+    for d in datasets:
+        out += [(d, label) for _, label in SPLITS.get(d, ("", ()))[1]]
+        out.append((d, None))
+    return out
+
+
+def _values(metrics: dict[str, Any], column: Column, backoff: bool) -> dict[str, Any] | None:
+    """A column's scores in a run's metrics (with back-off: as the paper counts them)."""
+    dataset, label = column
+    found: dict[str, Any] | None
+    if label is None:
+        found = metrics.get("backoff" if backoff else "overall")
+    else:
+        splits = metrics.get("backoff_breakdowns" if backoff else "breakdowns") or {}
+        found = splits.get(SPLITS[dataset][0], {}).get(label)
+    return found
+
+
+def _ours(
+    metrics: dict[str, Any] | None, table: str, column: Column, *, backoff: bool = False
+) -> str:
+    values = None if metrics is None else _values(metrics, column, backoff)
+    if metrics is None or values is None:
         return "–"
-    overall = metrics["backoff"] if backoff else metrics["overall"]
     if table == "qa":
-        return f"{100 * overall['em']:.1f}/{100 * overall['f1']:.1f}"
-    return f"{100 * overall[metrics['primary']]:.1f}"
+        return f"{100 * values['em']:.1f}/{100 * values['f1']:.1f}"
+    return f"{100 * values[metrics['primary']]:.1f}"
+
+
+def _size(column: Column, results: Sequence[CellResult]) -> int:
+    """Items in a column: the most that any method's run of the set scored there."""
+    dataset, label = column
+
+    def n(metrics: dict[str, Any]) -> int:
+        if label is None:
+            return int(metrics.get("n", 0))
+        values = _values(metrics, column, False)
+        return int(values["n"]) if values else 0
+
+    return max((n(r.metrics) for r in results if r.dataset == dataset and r.metrics), default=0)
+
+
+def _title(column: Column, results: Sequence[CellResult]) -> str:
+    dataset, label = column
+    short = {lb: s for s, lb in SPLITS.get(dataset, ("", ()))[1]}.get(label) if label else None
+    return f"{title_of(dataset)}{' ' + short if short else ''} (n={_size(column, results)})"
 
 
 def render_matrix(table: str, results: Sequence[CellResult], *, profile: str = "ours") -> str:
-    """summary.md: one row of ours and one of the paper's per method, a column per set."""
+    """summary.md: one row of ours and one of the paper's per method, a column per set
+    (and per GPQA domain and LiveCodeBench difficulty, as Table 1 has them)."""
     datasets = list(dict.fromkeys(r.dataset for r in results))
+    columns = _columns(datasets)
     methods = list(dict.fromkeys(r.method for r in results))
     by = {(r.dataset, r.method): r for r in results}
-    sizes = {d: max((r.metrics or {}).get("n", 0) for r in results if r.dataset == d)
-             for d in datasets}  # fmt: skip
-    header = ["Method", *(f"{title_of(d)} (n={sizes[d]})" for d in datasets)]
+    header = ["Method", *(_title(c, results) for c in columns)]
     rows = []
     for m in methods:
         label = METHOD_LABELS.get(m, m)
-        rows.append([f"{label} · ours", *(_ours(by[(d, m)].metrics, table) for d in datasets)])
-        if any((by[(d, m)].metrics or {}).get("backoff") for d in datasets):
-            cells = (_ours(by[(d, m)].metrics, table, backoff=True) for d in datasets)
-            rows.append([f"{label} · ours + back-off", *cells])
-        rows.append([f"{label} · paper", *(paper_cell(m, d) for d in datasets)])
+        cells = [(by[(c[0], m)].metrics, c) for c in columns]
+        rows.append([f"{label} · ours", *(_ours(x, table, c) for x, c in cells)])
+        if any((x or {}).get("backoff") for x, _ in cells):
+            backoff = (_ours(x, table, c, backoff=True) for x, c in cells)
+            rows.append([f"{label} · ours + back-off", *backoff])
+        rows.append([f"{label} · paper", *(paper_cell(m, d, lb) for d, lb in columns)])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join([*_head(table, profile, datasets), *lines, *_notes(results)]) + "\n"

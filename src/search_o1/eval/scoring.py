@@ -112,12 +112,10 @@ def _label_key(label: str) -> tuple[int, float | str]:
         return (2, label)
 
 
-def backoff_metrics(
-    records: Sequence[Mapping[str, Any]],
-    fallback: Mapping[str, Mapping[str, Any]],
-    columns: Sequence[str],
-) -> dict[str, float]:
-    """Each column when an invalid answer takes the direct run's result for that item."""
+def backoff_choice(
+    records: Sequence[Mapping[str, Any]], fallback: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[Mapping[str, Any]], int]:
+    """Each record, or the direct run's for its item where it is invalid; and how many."""
     chosen: list[Mapping[str, Any]] = []
     replaced = 0
     for r in records:
@@ -127,7 +125,7 @@ def backoff_metrics(
             replaced += 1
         else:
             chosen.append(r)
-    return {**_means(chosen, columns), "replaced": float(replaced)}
+    return chosen, replaced
 
 
 def aggregate(
@@ -160,5 +158,8 @@ def aggregate(
         "latency_s": {"mean": mean(float(r.get("latency_s", 0.0)) for r in rows)},
     }
     if fallback is not None:
-        out["backoff"] = backoff_metrics(rows, fallback, columns)
+        # Each column when an invalid answer takes the direct run's result for that item.
+        chosen, replaced = backoff_choice(rows, fallback)
+        out["backoff"] = {**_means(chosen, columns), "replaced": float(replaced)}
+        out["backoff_breakdowns"] = breakdowns(chosen, columns)
     return out
