@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import doctest
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from search_o1.config import load_settings
-from search_o1.eval import paper_tables
+from search_o1.eval import paper_tables, reproduce
 from search_o1.eval.reproduce import CellResult, MatrixOptions, render_matrix, run_matrix
 from search_o1.methods import get_method, has_tools_mode
 
@@ -65,6 +66,12 @@ def test_table_1_shows_domains_and_difficulties_beside_each_overall_column() -> 
     )
 
 
-def test_paper_tables_doctests() -> None:
-    result = doctest.testmod(paper_tables)
-    assert result.failed == 0 and result.attempted == 2
+def test_doctests_of_the_tables_and_the_notes() -> None:
+    for module, examples in ((paper_tables, 2), (reproduce, 2)):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted == examples
+
+
+def test_a_cell_whose_items_all_failed_one_way_names_the_cause() -> None:
+    note = reproduce.failure_note(2, Counter({"openai: HTTP 500 (model crashed)": 2}))
+    assert note == "2 items failed (rerun to retry): openai: HTTP 500 (model crashed)"

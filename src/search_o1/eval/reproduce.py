@@ -7,6 +7,7 @@ our numbers and the paper's side by side.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from search_o1.methods import get_method, has_tools_mode
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 
-__all__ = ["CellResult", "MatrixOptions", "cells", "render_matrix", "run_matrix"]
+__all__ = ["CellResult", "MatrixOptions", "cells", "failure_note", "render_matrix", "run_matrix"]
 
 SUMMARY = "summary.md"
 
@@ -89,8 +90,24 @@ async def _run_cell(
     )  # fmt: skip
     async with open_pipeline(cell, search=get_method(method).needs_search) as engine:
         outcome = await run_eval(engine, data, run)
-    note = f"{outcome.failed} items failed (rerun to retry)" if outcome.failed else ""
+    note = failure_note(outcome.failed, outcome.failures)
     return CellResult(dataset, method, outcome.metrics, note, outcome.failed)
+
+
+def failure_note(failed: int, causes: Counter[str]) -> str:
+    """What a cell's note says of its failed items: how many, and the commonest cause.
+
+    >>> failure_note(3, Counter({"openai: HTTP 503": 2, "openai: timed out": 1}))
+    '3 items failed (rerun to retry); 2 of them: openai: HTTP 503'
+    >>> failure_note(0, Counter())
+    ''
+    """
+    if not failed:
+        return ""
+    note = f"{failed} items failed (rerun to retry)"
+    for cause, count in causes.most_common(1):
+        note += f"; {count} of them: {cause}" if count < failed else f": {cause}"
+    return note
 
 
 async def run_matrix(settings: Settings, opts: MatrixOptions) -> list[CellResult]:
