@@ -14,12 +14,14 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+import pytest
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 
 from search_o1 import markers as mk
 from search_o1._http import RetryPolicy
 from search_o1.config import load_settings
 from search_o1.engine import Engine
+from search_o1.errors import BackendError
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.pool import PoolLLM
@@ -160,6 +162,19 @@ async def test_a_dead_server_is_skipped_and_backed_off() -> None:
         assert down["up"] is False and up["up"] is True
         assert down["sent"] >= 1  # tried, then left alone for the back-off period
         assert len(live.completion_requests) == 4 * 3 + 4 * 2  # chains + reader calls
+
+
+async def test_every_server_down_is_an_error_at_the_first_question() -> None:
+    urls = []
+    for _ in range(2):
+        with openai_server(chain_reply) as srv:
+            urls.append(srv.url)  # stopped on leaving: nobody listens there any more
+    pool = PoolLLM([OpenAILLM(url, retries=0, chat_template="chatml") for url in urls])
+    try:
+        with pytest.raises(BackendError, match="cannot reach"):
+            await pool.context_length()
+    finally:
+        await pool.aclose()
 
 
 async def test_a_chain_moves_when_its_server_goes_down() -> None:

@@ -135,12 +135,16 @@ class PoolLLM:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def context_length(self) -> int | None:
-        # Replicas serve the same model; ask the first that answers.
+        # Replicas serve the same model; ask the first that answers. When none does, say
+        # why (a run's preflight then stops in seconds, not item by item).
+        failure: BackendError | None = None
         for endpoint in self.endpoints:
             try:
                 return await endpoint.llm.context_length()
-            except BackendError:
-                continue
+            except BackendError as e:
+                failure = e
+        if failure is not None:
+            raise failure
         return None
 
     async def aclose(self) -> None:
