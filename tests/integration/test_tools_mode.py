@@ -1,7 +1,8 @@
 """`--api-mode tools` end to end against loopback servers speaking the tool-call wire
-format of a plain chat server and of reasoning-parser servers (vLLM, DeepSeek,
-OpenRouter, Gemini): the same two-hop question as marker mode, the same searches, one
-Reason-in-Documents call per search, and what each server needs sent back."""
+format of a plain chat server, of reasoning-parser servers (vLLM, DeepSeek, OpenRouter,
+Gemini) and of OpenAI's reasoning models (hidden thinking, strict fields): the same
+two-hop question as marker mode, the same searches, one Reason-in-Documents call per
+search, and what each server needs sent back."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from tests.servers.tool_server import (
     DEEPSEEK,
     GEMINI,
+    OPENAI_REASONING,
     OPENROUTER,
     PLAIN,
     VLLM,
@@ -51,7 +53,7 @@ async def _ask(engine: Engine, events: list[Event] | None = None) -> Any:
 
 
 @pytest.mark.parametrize(
-    "flavour", [PLAIN, VLLM, DEEPSEEK, OPENROUTER, GEMINI], ids=lambda f: f.name
+    "flavour", [PLAIN, VLLM, DEEPSEEK, OPENROUTER, GEMINI, OPENAI_REASONING], ids=lambda f: f.name
 )
 @pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
 def test_two_hop_question_answered_through_tool_calls(flavour: Flavour, streamed: bool) -> None:
@@ -95,6 +97,17 @@ def test_two_hop_question_answered_through_tool_calls(flavour: Flavour, streamed
         assert "\\boxed{Tessaly}" in live
         if flavour.reasoning_fields:
             assert "Now where Orla Venn was born." in live
+
+
+def test_fields_a_reasoning_model_refuses_are_learned_once_per_client() -> None:
+    with tool_server(OPENAI_REASONING, two_hop_tools) as srv:
+        trace = asyncio.run(_ask(_engine(srv.url, max_searches=10)))
+    assert trace.error is None and trace.answer == "Tessaly"
+    # One 400 per field, then every tool turn and Reason-in-Documents call went through.
+    assert srv.refused == ["cache_prompt", "max_tokens", "temperature", "top_p"]
+    assert len(srv.tool_requests) == 3 and len(srv.reader_requests) == 2
+    assert all("max_completion_tokens" in b and "top_p" not in b for b in srv.requests)
+    assert trace.usage.completion_tokens > 0
 
 
 def test_reasoning_and_signatures_go_back_as_each_server_needs() -> None:

@@ -14,6 +14,9 @@ on reasoning servers):
 - OPENROUTER: `reasoning` plus `reasoning_details`; checked to come back unchanged.
 - GEMINI: a thought signature in each call's `extra_content`; a call echoed without it is
   a 400, as Gemini 3 answers.
+- OPENAI_REASONING (o-series, GPT-5): thinking hidden (only counted in usage); a body
+  with a field it does not know (`top_k`), `max_tokens`, or a `temperature` or `top_p`
+  other than 1 is a 400 in OpenAI's words (`refused` keeps them).
 
 Streams (unless `whole`) put the first piece of each call (index, id, name) before fragments of its
 arguments, 7 characters at a time; `interleave` alternates parallel calls' fragments.
@@ -48,6 +51,7 @@ class Flavour:
     reasoning_fields: tuple[str, ...] = ()
     details: bool = False  # OpenRouter's reasoning_details
     signature: bool = False  # Gemini's extra_content thought signature
+    strict: bool = False  # refuses fields as OpenAI does for its reasoning models
 
 
 PLAIN = Flavour("plain")
@@ -55,6 +59,7 @@ VLLM = Flavour("vllm", ("reasoning",))
 DEEPSEEK = Flavour("deepseek", ("reasoning_content",))
 OPENROUTER = Flavour("openrouter", ("reasoning",), details=True)
 GEMINI = Flavour("gemini", signature=True)
+OPENAI_REASONING = Flavour("openai-reasoning", strict=True)
 Model = Callable[[dict[str, Any]], Turn]
 CHUNK = 7
 
@@ -68,6 +73,7 @@ class ToolServer:
     url: str = ""
     flavour: Flavour = PLAIN
     requests: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # the field each 400 named
     # what this server sent with each call id, which must come back unchanged
     sent: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -105,6 +111,34 @@ def _wire_call(flavour: Flavour, i: int, call_id: str, name: str, args: Any) -> 
     return call
 
 
+def _refusal(body: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """(field, message, code) of OpenAI's 400 for a reasoning model, or None if it is fine."""
+    unknown = sorted(set(body) - _STANDARD)
+    if unknown:
+        return unknown[0], f"Unrecognized request argument supplied: {unknown[0]}", None
+    if "max_tokens" in body:
+        message = (
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead."
+        )
+        return "max_tokens", message, "unsupported_parameter"
+    for name in ("temperature", "top_p"):
+        if body.get(name, 1) != 1:
+            value = body[name]
+            message = (
+                f"Unsupported value: '{name}' does not support {value} with this model. "
+                "Only the default (1) value is supported."
+            )
+            return name, message, "unsupported_value"
+    return None
+
+
+_STANDARD = {
+    "model", "messages", "tools", "tool_choice", "stream", "stream_options", "max_tokens",
+    "max_completion_tokens", "temperature", "top_p", "seed", "stop",
+}  # fmt: skip
+
+
 def _check_echo(served: ToolServer, body: dict[str, Any]) -> None:
     """Refuse a request whose assistant messages lost what this server requires back."""
     for m in body.get("messages") or []:
@@ -131,6 +165,12 @@ class _Handler(JSONHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         served = self.served
+        refusal = _refusal(body) if served.flavour.strict else None
+        if refusal is not None:
+            name, message, code = refusal
+            served.refused.append(name)
+            error = {"message": message, "type": "invalid_request_error", "param": name}
+            return self._json(400, {"error": error | {"code": code}})
         with served.lock:
             served.requests.append(body)
             n = len(served.requests)
@@ -153,7 +193,10 @@ class _Handler(JSONHandler):
                     if k in message
                 } | ({"extra_content": call["extra_content"]} if "extra_content" in call else {})
         finish = "tool_calls" if turn.calls else "stop"
-        usage = {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 10}
+        usage: dict[str, Any] = {"prompt_tokens": len(json.dumps(body)) // 4}
+        usage["completion_tokens"] = 10
+        if served.flavour.strict:  # it thinks, but only says how much
+            usage["completion_tokens_details"] = {"reasoning_tokens": 64}
         if body.get("stream") and not self.whole:
             return self._stream(message, finish, usage)
         choice = {"index": 0, "message": message, "finish_reason": finish}

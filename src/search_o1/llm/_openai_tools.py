@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from search_o1.chat import ToolReply
 from search_o1.errors import BackendError
-from search_o1.llm import _openai_wire as wire
 from search_o1.llm import tools as tool_wire
 from search_o1.llm._openai_discovery import discover
 from search_o1.llm._openai_stream import is_streamed, read_stream, read_whole
@@ -44,9 +43,10 @@ async def converse(
 
     def body() -> dict[str, Any]:
         stream = on_text is not None or on_reasoning is not None
-        return tool_wire.tool_body(
-            request, model=llm.model, stream=stream, kind=info.kind, extras=llm._send_extras
+        sent = tool_wire.tool_body(
+            request, model=llm.model, stream=stream, kind=info.kind, extras=llm._fields.extras
         )
+        return llm._fields.apply(sent, kind=info.kind)
 
     def sink(target: TextSink | None) -> TextSink:
         def show(piece: str) -> None:
@@ -60,9 +60,7 @@ async def converse(
         try:
             return await _post_once(llm, url, body(), sink(on_text), sink(on_reasoning))
         except BackendError as e:
-            if llm._send_extras and not shown and wire.rejects_extras(e.status or 0, str(e)):
-                log.warning("%s rejects non-standard fields; sending standard ones", url)
-                llm._send_extras = False
+            if not shown and llm._learn(url, e):
                 return await attempt()
             raise llm._unless_shown(e, shown) from None
 

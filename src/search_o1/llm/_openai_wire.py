@@ -6,7 +6,8 @@ Kept apart from the client (openai.py) so every server quirk is a small, testabl
 - llama.cpp never returns the stop string; with `verbose: true` its OpenAI responses carry
   the native result under `__verbose` (including `stopping_word`); it reports `n_ctx` in
   /v1/models `meta` and /props; a non-streamed chat reply echoes a prefilled assistant text.
-- OpenAI's hosted API rejects unknown fields, so it gets only the standard ones.
+- OpenAI's hosted API rejects unknown fields, so it gets only the standard ones (what
+  other servers refuse is learned from their 400s: _openai_fields).
 """
 
 from __future__ import annotations
@@ -161,25 +162,6 @@ def build_body(
     if extras:
         body |= _extras(kind, sampling, request.grammar)
     return body
-
-
-EXTRA_FIELDS = (
-    "top_k",
-    "repetition_penalty",
-    "repeat_penalty",
-    "include_stop_str_in_output",
-    "continue_final_message",
-    "add_generation_prompt",
-    "cache_prompt",
-    "no_stop_trim",
-    "grammar",
-    "verbose",
-)
-
-
-def rejects_extras(status: int, message: str) -> bool:
-    """A 400/422 naming one of our non-standard fields: a strict server; resend without."""
-    return status in (400, 422) and any(f in message for f in EXTRA_FIELDS)
 
 
 # ---- responses ---------------------------------------------------------------------------

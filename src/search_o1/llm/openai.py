@@ -44,6 +44,7 @@ from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
 from search_o1.llm._openai_discovery import Discovered, context_length, discover, one_url
 from search_o1.llm._openai_discovery import root as server_root
+from search_o1.llm._openai_fields import FieldRules, refused_field
 from search_o1.llm._openai_stream import (
     Kept,
     StreamCut,
@@ -121,7 +122,7 @@ class OpenAILLM:
         self._local = None if chat_template in (None, SERVER) else local_template(chat_template)
         self._renders: OrderedDict[tuple[Message, ...], str] = OrderedDict()
         self._server = Discovered(configured_context=context_length)  # asked on first use
-        self._send_extras = True
+        self._fields = FieldRules()  # what the server refused so far, learned from its 400s
         self._chat_forced = False  # chat because the server has no /completions
         self._continuation = continuation  # None: chosen by what the server is
         self._secret = api_key  # only for the header and for redacting error texts
@@ -189,15 +190,12 @@ class OpenAILLM:
             asked, text = request, sent
             if kept is not None and isinstance(sent, str):
                 asked, text = kept.resume(request, sent)
+            extras = self._fields.extras
             out = wire.build_body(
-                asked,
-                model=self.model,
-                prompt=text,
-                stream=stream,
-                kind=info.kind,
-                extras=self._send_extras,
+                asked, model=self.model, prompt=text, stream=stream, kind=info.kind, extras=extras
             )
-            return out | plan.fields if plan is not None and self._send_extras else out
+            out = out | plan.fields if plan is not None and extras else out
+            return self._fields.apply(out, kind=info.kind)
 
         thinking = plan.thinking if plan is not None else False
         reply = await self._complete_request(url, body, on_text, thinking, kept)
@@ -292,14 +290,26 @@ class OpenAILLM:
                     shown.clear()  # kept text stays true: the next attempt extends it
                 raise self._unless_shown(cut, shown) from None
             except BackendError as e:
-                if self._send_extras and not shown and _names_extra(e):
-                    log.warning("%s rejects non-standard fields; sending standard ones", url)
-                    self._send_extras = False
+                if not shown and self._learn(url, e):
                     return await attempt()
                 raise self._unless_shown(e, shown) from None
             return reply if kept is None else kept.join(reply)
 
         return await self.retry.call(attempt, what=url)
+
+    def _learn(self, url: str, error: BackendError) -> bool:
+        """Whether `error` refused a field we can leave out (then later bodies do)."""
+        if refused_field(str(error)) == "stop":
+            # Hosted reasoning models refuse stop strings: a query could never end a call.
+            raise ConfigError(
+                f"{error}; the search markers need stop strings: use --api-mode tools"
+            )
+        learned = self._fields.learn(error.status or 0, str(error))
+        if learned is None:
+            return False
+        log.warning("%s refused part of a request (%s); sending without it", url, error)
+        self._fields = learned
+        return True
 
     @staticmethod
     def _unless_shown(error: BackendError, shown: list[str]) -> BackendError:
@@ -377,7 +387,3 @@ def _completion(
         latency_s=latency_s,
         continuation=continuation,
     )
-
-
-def _names_extra(error: BackendError) -> bool:
-    return wire.rejects_extras(error.status or 0, str(error))
