@@ -4,6 +4,7 @@ seed and bounds apply unless the user gave a value; replay without a seed is fla
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import click
@@ -29,6 +30,21 @@ def shown(events: list[object]) -> str:
     for event in events:
         view.on_event(event)  # type: ignore[arg-type]
     return out.getvalue()
+
+
+def test_the_loading_spinner_runs_until_the_first_words() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    view = LiveView(console, loading=True)
+    deadline = time.monotonic() + 5
+    while "loading the model" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)  # its refresh thread draws it
+    assert "loading the model" in out.getvalue()
+    view.on_event(TextDelta("Thinking."))
+    drawn = out.getvalue().count("loading the model")
+    time.sleep(0.25)  # three refreshes of a spinner still running
+    assert out.getvalue().count("loading the model") == drawn
+    assert out.getvalue().rstrip().endswith("Thinking.")
 
 
 def test_a_query_is_printed_once_even_split_across_deltas() -> None:
