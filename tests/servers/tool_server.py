@@ -16,7 +16,8 @@ on reasoning servers):
   a 400, as Gemini 3 answers.
 - OPENAI_REASONING (o-series, GPT-5): thinking hidden (only counted in usage); a body
   with a field it does not know (`top_k`), `max_tokens`, or a `temperature` or `top_p`
-  other than 1 is a 400 in OpenAI's words (`refused` keeps them).
+  other than 1 is a 400 in OpenAI's words, `param` and `code` (as quoted in public bug
+  reports, e.g. openai/openai-python#2046 and cline/cline#341); `refused` keeps them.
 
 Streams (unless `whole`) put the first piece of each call (index, id, name) before fragments of its
 arguments, 7 characters at a time; `interleave` alternates parallel calls' fragments.
