@@ -6,7 +6,10 @@ Servers differ in what they refuse, and say so in the error's text:
 - OpenAI's reasoning models (o-series, GPT-5; on Azure too) refuse `max_tokens` ("Use
   'max_completion_tokens' instead") and any `temperature` or `top_p` but the default
   ("Unsupported value: 'temperature' does not support 0.7 with this model"): resend
-  with `max_completion_tokens` and without the sampling field named.
+  with `max_completion_tokens` and without the sampling field named;
+- OpenAI gives reasoning summaries (the Responses API's `reasoning.summary`) only to
+  verified organisations ("Your organization must be verified to generate reasoning
+  summaries"): resend without the `reasoning` field, so the turn goes on unsummarised.
 
 Each refusal is learned once per client, so a run pays one extra request per field, not
 one per call. On api.openai.com `max_completion_tokens` is sent from the start (it
@@ -39,6 +42,7 @@ EXTRA_FIELDS = (
 # Fields a request is still worth sending without: sampling the server fixes for a model.
 _DROPPABLE = frozenset({"temperature", "top_p", "seed"})
 _REFUSED = re.compile(r"Unsupported (?:parameter|value): '([A-Za-z_]+)'")
+_SUMMARIES = re.compile(r"reasoning summar|reasoning\.summary", re.IGNORECASE)
 
 
 def refused_field(message: str) -> str | None:
@@ -78,6 +82,8 @@ class FieldRules:
         """The rules after this refusal; None when it teaches nothing (a real error)."""
         if status not in (400, 422):
             return None
+        if _SUMMARIES.search(message) and "reasoning" not in self.dropped:
+            return dataclasses.replace(self, dropped=self.dropped | {"reasoning"})
         if self.extras and any(f in message for f in EXTRA_FIELDS):
             return dataclasses.replace(self, extras=False)
         field = refused_field(message)
