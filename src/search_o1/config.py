@@ -122,6 +122,11 @@ class Settings(BaseSettings):
         "Raw /v1/completions (prefix-cache friendly), chat, or tools (the model searches "
         "by calling a `search` function tool).",
     )  # fmt: skip
+    tools_api: Literal["auto", "chat", "responses"] = setting(
+        "auto", "model", "Wire of --api-mode tools: chat (/v1/chat/completions), responses "
+        "(OpenAI's /v1/responses: reasoning kept between calls), or auto (responses on "
+        "api.openai.com, else chat).",
+    )  # fmt: skip
     chat_template: str | None = setting(
         None, "model",
         "server | chatml | qwen-think (qwq) | deepseek (deepseek-r1) | qwen3 | llama3 | "

@@ -3,7 +3,8 @@
 The request, retry, deadline and error handling are the client's own (one retry policy,
 one deadline per request, the same typed errors); only the body (llm/tools.py) and the
 reply differ from a text completion: a streamed reply is read by the same SSE reader
-with a `ToolStreamState`, a whole one by `parse_tool_reply`.
+with a `ToolStreamState`, a whole one by `parse_tool_reply`. `run_turn` is shared with
+the Responses API's wire (_openai_responses), which differs only in body and reply.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from search_o1.chat import ToolReply
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from search_o1.llm.openai import OpenAILLM
 
 log = logging.getLogger(__name__)
+# Reads one turn off the connection: (client, url, body, on_text, on_reasoning) -> reply.
+PostTurn = Callable[["OpenAILLM", str, dict[str, Any], TextSink, TextSink], Awaitable[ToolReply]]
 
 
 async def converse(
@@ -35,18 +39,34 @@ async def converse(
     on_text: TextSink | None = None,
     on_reasoning: TextSink | None = None,
 ) -> ToolReply:
-    """POST one tools request with the client's retries; usage estimated when unsent."""
-    started = time.monotonic()
+    """POST one chat-completions tools request (see `run_turn`)."""
     info = await discover(llm)
-    url = llm.base_url + "/chat/completions"
-    shown: list[str] = []
+    stream = on_text is not None or on_reasoning is not None
 
     def body() -> dict[str, Any]:
-        stream = on_text is not None or on_reasoning is not None
         sent = tool_wire.tool_body(
             request, model=llm.model, stream=stream, kind=info.kind, extras=llm._fields.extras
         )
         return llm._fields.apply(sent, kind=info.kind)
+
+    url = llm.base_url + "/chat/completions"
+    return await run_turn(llm, url, body, _post_once, (on_text, on_reasoning), "messages")
+
+
+async def run_turn(
+    llm: OpenAILLM,
+    url: str,
+    body: Callable[[], dict[str, Any]],
+    post: PostTurn,
+    sinks: tuple[TextSink | None, TextSink | None],
+    sent_key: str,
+) -> ToolReply:
+    """One tools turn with the client's retries, whatever its wire (`post` reads it):
+    a refused field is learned and the turn resent, unless text was already shown live
+    (`sinks`: answer text, thinking); usage is estimated from `body()[sent_key]` when
+    the server sent none."""
+    started = time.monotonic()
+    shown: list[str] = []
 
     def sink(target: TextSink | None) -> TextSink:
         def show(piece: str) -> None:
@@ -58,14 +78,14 @@ async def converse(
 
     async def attempt() -> ToolReply:
         try:
-            return await _post_once(llm, url, body(), sink(on_text), sink(on_reasoning))
+            return await post(llm, url, body(), sink(sinks[0]), sink(sinks[1]))
         except BackendError as e:
             if not shown and llm._learn(url, e):
                 return await attempt()
             raise llm._unless_shown(e, shown) from None
 
     reply = await llm.retry.call(attempt, what=url)
-    return _measured(reply, body()["messages"], started)
+    return _measured(reply, body()[sent_key], started)
 
 
 def _measured(reply: ToolReply, messages: Any, started: float) -> ToolReply:

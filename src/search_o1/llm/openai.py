@@ -40,6 +40,7 @@ from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.llm import _openai_chat as chat
 from search_o1.llm import _openai_errors as errors
+from search_o1.llm import _openai_responses as responses
 from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
 from search_o1.llm._openai_discovery import Discovered, context_length, discover, one_url
@@ -83,6 +84,8 @@ class OpenAILLM:
     scheduler's model-request limit, or requests beyond it queue inside httpx.
     `continuation`: how a chat request continues a chain ("continue_final", "prefix",
     "prefill"; "raw" means completions mode); None picks it from what the server is.
+    `tools_api`: the wire of tools-mode turns ("chat", "responses", or "auto": OpenAI's
+    Responses API on api.openai.com only).
     `timeout_s` bounds each read, `deadline_s` a whole request, `stall_timeout_s` the
     silence inside a started stream. `retry` (default: `retries` with the package's
     back-off) says what is tried again; `transport` replaces the connection pool (tests
@@ -98,6 +101,7 @@ class OpenAILLM:
         model: str | None = None,
         api_key: str | None = None,
         api_mode: Literal["completions", "chat", "tools"] = "completions",
+        tools_api: Literal["auto", "chat", "responses"] = "auto",
         chat_template: str | None = None,
         context_length: int | None = None,
         timeout_s: float = 600.0,
@@ -114,6 +118,7 @@ class OpenAILLM:
         self.base_url = one_url(base_url)
         self.model = model
         self.api_mode = chat.wire_mode(api_mode, continuation)
+        self.tools_api = tools_api  # the wire of tools turns (_openai_responses.chosen)
         self.retry = retry or RetryPolicy(retries=max(0, retries))
         self.deadline_s = deadline_s
         self.stall_timeout_s = stall_timeout_s
@@ -159,6 +164,7 @@ class OpenAILLM:
             model=model,
             api_key=settings.api_key,
             api_mode=settings.api_mode,
+            tools_api=settings.tools_api,
             chat_template=settings.chat_template,
             context_length=settings.context_length,
             timeout_s=settings.timeout,
@@ -215,8 +221,11 @@ class OpenAILLM:
         on_text: TextSink | None = None,
         on_reasoning: TextSink | None = None,
     ) -> ToolReply:
-        """One chat turn with function tools (`--api-mode tools`); see _openai_tools."""
-        return await converse(self, request, on_text=on_text, on_reasoning=on_reasoning)
+        """One turn with function tools (`--api-mode tools`): chat completions
+        (_openai_tools) or the Responses API (_openai_responses), as `tools_api` says."""
+        kind = (await discover(self)).kind
+        turn = responses.converse if responses.chosen(self.tools_api, kind) else converse
+        return await turn(self, request, on_text=on_text, on_reasoning=on_reasoning)
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""
