@@ -9,14 +9,14 @@ answer and never as a long wait.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.servers._base import serving
 from tests.servers.openai_server import openai_server
 
 from search_o1._http import RetryPolicy
@@ -150,15 +150,8 @@ class _Quiet(SimpleHTTPRequestHandler):
 @contextmanager
 def static_web_server(root: Path) -> Iterator[str]:
     """`python3 -m http.server`, in a thread: a web server, not a model server."""
-    handler = functools.partial(_Quiet, directory=str(root))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(functools.partial(_Quiet, directory=str(root))) as url:
+        yield url + "/v1"
 
 
 async def test_a_static_web_server_is_named_as_not_an_openai_api(tmp_path: Path) -> None:

@@ -1,10 +1,30 @@
-"""What every loopback test server's request handler shares: quiet logs, JSON answers."""
+"""What every loopback test server shares: running on a free port, quiet logs, JSON."""
 
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@contextmanager
+def serving(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve `handler` on a free loopback port from a daemon thread, for the `with` block;
+    yields the server's root URL (http://127.0.0.1:PORT)."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    host, port = httpd.server_address[:2]
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host!s}:{port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
 
 
 class JSONHandler(BaseHTTPRequestHandler):
@@ -25,3 +45,10 @@ class JSONHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _models(self, *ids: str) -> None:
+        """Answer GET /v1/models with these model ids; any other GET is a 404."""
+        if self.path.rstrip("/") != "/v1/models":
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
+        data = [{"id": i, "object": "model"} for i in ids]
+        self._json(200, {"object": "list", "data": data})

@@ -45,10 +45,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from http.server import ThreadingHTTPServer
 from typing import Any, Literal
 
-from tests.servers._base import JSONHandler
+from tests.servers._base import JSONHandler, serving
 
 Model = Callable[[str], str]  # raw prompt -> raw output (thinking, `</think>`, answer)
 THINK, UNTHINK = "<think>", "</think>"
@@ -178,10 +177,8 @@ def _keeps_stop(flavour: Flavour, body: dict[str, Any]) -> bool:
 class ReasoningServer:
     """Handle on a running server: `url` (…/v1), `base`, and every request as (path, body)."""
 
-    def __init__(self, httpd: ThreadingHTTPServer, flavour: Flavour) -> None:
-        self._httpd = httpd
-        host, port = httpd.server_address[:2]
-        self.base = f"http://{host!s}:{port}"
+    def __init__(self, root: str, flavour: Flavour) -> None:
+        self.base = root
         self.url = self.base + "/v1"
         self.beta_url = self.base + "/beta"
         self.flavour = flavour
@@ -331,18 +328,9 @@ def reasoning_server(flavour: Flavour, model: Model, **changes: Any) -> Iterator
     """Run `flavour` (with dataclass `changes`, e.g. completions=False) on a free port."""
     flavour = replace(flavour, **changes) if changes else flavour
     handler = type("Handler", (_Handler,), {"flavour": flavour, "model": staticmethod(model)})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    served = ReasoningServer(httpd, flavour)
-    handler.served = served
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield served
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with serving(handler) as root:
+        handler.served = ReasoningServer(root, flavour)
+        yield handler.served
 
 
 # ---- a scripted two-hop thinker over the raw prompt -----------------------------------------

@@ -33,10 +33,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.servers._base import JSONHandler
+from tests.servers._base import JSONHandler, serving
 
 
 @dataclass(frozen=True)
@@ -159,9 +158,7 @@ class _Handler(JSONHandler):
     whole: bool = False
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") != "/v1/models":
-            return self._json(404, {"error": {"message": f"no route {self.path}"}})
-        self._json(200, {"object": "list", "data": [{"id": "tool-model", "object": "model"}]})
+        self._models("tool-model")
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
@@ -281,18 +278,9 @@ def tool_server(
     served = ToolServer(flavour=flavour)
     attrs = {"served": served, "model": staticmethod(model), "interleave": interleave}
     attrs["whole"] = whole
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), attrs))
-    httpd.daemon_threads = True
-    host, port = httpd.server_address[:2]
-    served.url = f"http://{host!s}:{port}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serving(type("Handler", (_Handler,), attrs)) as root:
+        served.url = root + "/v1"
         yield served
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 # ---- scripted models ----------------------------------------------------------------------

@@ -53,7 +53,7 @@ from search_o1.llm._openai_stream import (
     read_stream,
     read_whole,
 )
-from search_o1.llm._openai_tools import converse
+from search_o1.llm._openai_tools import CHAT, converse
 from search_o1.llm._transport import http_client
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
@@ -224,8 +224,8 @@ class OpenAILLM:
         """One turn with function tools (`--api-mode tools`): chat completions
         (_openai_tools) or the Responses API (_openai_responses), as `tools_api` says."""
         kind = (await discover(self)).kind
-        turn = responses.converse if responses.chosen(self.tools_api, kind) else converse
-        return await turn(self, request, on_text=on_text, on_reasoning=on_reasoning)
+        turn = responses.RESPONSES if responses.chosen(self.tools_api, kind) else CHAT
+        return await converse(self, request, turn, on_text=on_text, on_reasoning=on_reasoning)
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""
