@@ -17,6 +17,12 @@ from tests.servers.openai_server import openai_server
 EXE = Path(sys.executable).with_name("search-o1")
 
 
+def _foreground_sigint() -> None:
+    # A job a terminal runs in the foreground takes SIGINT; one started in the
+    # background (as a test runner may be) inherits it ignored.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_says_so_and_keeps_what_finished(tmp_path: Path) -> None:
     rows = [
         {"id": f"k{i}", "question": f"Question {i} here?", "golden_answers": ["a"]}
@@ -37,7 +43,7 @@ def test_ctrl_c_exits_130_says_so_and_keeps_what_finished(tmp_path: Path) -> Non
         env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx")}
         proc = subprocess.Popen(
             [str(EXE), *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
+            stderr=subprocess.PIPE, text=True, preexec_fn=_foreground_sigint,
         )  # fmt: skip
         results = tmp_path / "run" / "results.jsonl"
         deadline = time.monotonic() + 60

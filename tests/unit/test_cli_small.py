@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from search_o1.cli import cli
+from search_o1.cli.progress import interrupt_notice
 
 
 def test_trace_out_on_a_folder_is_refused_before_the_run(tmp_path: Path) -> None:
@@ -48,3 +52,27 @@ def test_index_search_counts_one_hit_in_the_singular(
     result = CliRunner().invoke(cli, ["index", "search", str(corpus), "opera", "-k", "1"])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1].startswith("1 hit in ")
+
+
+def test_ctrl_c_notice_wraps_a_python_handler_and_leaves_an_ignored_sigint_ignored(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    seen: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.append(signum)
+
+    before = signal.signal(signal.SIGINT, handler)
+    try:
+        with interrupt_notice("stopping"):
+            os.kill(os.getpid(), signal.SIGINT)
+        assert seen == [signal.SIGINT] and "stopping" in capsys.readouterr().err
+        assert signal.getsignal(signal.SIGINT) is handler  # put back
+        # A job started in the background ignores SIGINT: the notice must not undo that.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with interrupt_notice("stopping"):
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+        assert seen == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, before)

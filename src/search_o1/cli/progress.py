@@ -59,13 +59,16 @@ def interrupt_notice(message: str) -> Iterator[None]:
     moment; the user should know it is under way rather than see nothing.
     """
     previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        # Ignored (a job started in the background) or left to the OS: not ours to
+        # change. Only a Python handler (asyncio's, which cancels the run at an await)
+        # stops the run cleanly; raising from here could land in any task.
+        yield
+        return
 
     def notice(signum: int, frame: FrameType | None) -> None:
         click.echo(f"\n{message}", err=True)
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            raise KeyboardInterrupt
+        previous(signum, frame)
 
     signal.signal(signal.SIGINT, notice)
     try:
