@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.servers._base import QuietServer
+
 Respond = Callable[[dict[str, Any]], str]
 # Given the completion request's number (0 for the first), the way to misbehave, or None:
 # "html200" (a proxy's HTML page with status 200), "empty_choices" (JSON, no choices),
@@ -395,8 +397,7 @@ def openai_server(
         stall_s=stall_s,
     )
     handler = type("Handler", (_Handler,), {"cfg": cfg})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
+    httpd = QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(
         target=httpd.serve_forever, args=(0.02,), name="fake-openai", daemon=True
     )

@@ -24,9 +24,11 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.servers._base import QuietServer
 
 
 @dataclass
@@ -70,8 +72,7 @@ class WebServer:
         self.max_in_flight = 0
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_ref": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = QuietServer(("127.0.0.1", 0), handler)
         self._httpd.block_on_close = False
         self.port = int(self._httpd.server_address[1])
         self.base = f"http://127.0.0.1:{self.port}"
