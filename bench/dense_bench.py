@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ from search_o1.search.fusion import FusedSearch
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CLOSED = SHARED / "corpus" / "multihop_closed.jsonl"
 WIKI = SHARED / "corpus" / "wiki18_subset.jsonl"
-OWN_DIR = Path("/tmp/search-o1-bench")  # each set's paragraphs; same bytes -> same cache key
+OWN_DIR = Path(tempfile.gettempdir()) / "search-o1-bench"  # same bytes -> same cache key
 SETS = {
     "hotpotqa": "multihop/hotpotqa_dev_distractor_200.jsonl",
     "musique": "multihop/musique_ans_dev_200.jsonl",
