@@ -29,6 +29,14 @@ from search_o1.serve.runs import Stats
 # One client and one TLS context for every request: a fresh httpx client loads the CA
 # roots again (about 45 ms), even for plain http://.
 http = httpx.Client(verify=ssl_context())
+openai_http = openai.DefaultHttpxClient(verify=ssl_context())  # what the SDK clients share
+
+
+def teardown_module() -> None:
+    # Their keep-alive connections, to servers long stopped.
+    http.close()
+    openai_http.close()
+
 
 MESSAGES: list[Any] = [{"role": "user", "content": QUESTION}]
 
@@ -40,7 +48,7 @@ def client(url: str, key: str = "unused") -> openai.OpenAI:
         api_key=key,
         max_retries=0,
         timeout=20,
-        http_client=openai.DefaultHttpxClient(verify=ssl_context()),
+        http_client=openai_http,
     )
 
 

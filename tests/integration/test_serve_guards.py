@@ -31,6 +31,11 @@ from search_o1.serve.openai_wire import without_markers
 # roots again (about 45 ms), even for plain http://.
 http = httpx.Client(verify=ssl_context())
 
+
+def teardown_module() -> None:
+    http.close()  # its keep-alive connections, to servers long stopped
+
+
 KEY = "sekret"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 CHAT = "/v1/chat/completions"
