@@ -8,28 +8,13 @@ from search_o1 import markers as mk
 from search_o1.config import load_settings
 from search_o1.engine import Engine
 from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
-from search_o1.llm.base import CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.pipeline import engine_options
 from search_o1.prompts.templates import NOTICES, load_prompts
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Completion, Hit, Sampling, TextSink
+from search_o1.types import Hit, Sampling
 
 Q, EQ, U, EU = mk.BEGIN_QUERY, mk.END_QUERY, mk.BEGIN_URL, mk.END_URL
-
-
-class RecordingLLM(ScriptedLLM):
-    """The scripted model, keeping every request it was sent."""
-
-    def __init__(self, replies: list[str], **kw: object) -> None:
-        super().__init__(replies, **kw)  # type: ignore[arg-type]
-        self.requests: list[CompletionRequest] = []
-
-    async def complete(
-        self, request: CompletionRequest, *, on_text: TextSink | None = None
-    ) -> Completion:
-        self.requests.append(request)
-        return await super().complete(request, on_text=on_text)
 
 
 def search() -> MemorySearch:
@@ -50,7 +35,7 @@ def facts(text: str) -> str:
 
 
 async def test_ours_reuses_a_repeat_before_checking_the_limit() -> None:
-    model = RecordingLLM(
+    model = ScriptedLLM(
         [f"{Q}alpha facts{EQ}", facts("fact a"), f"{Q}alpha facts{EQ}", "\\boxed{x}"]
     )
     options = EngineOptions(limits=ChainLimits(max_searches=1))
@@ -68,11 +53,11 @@ async def test_the_paper_checks_the_limit_first_and_answers_a_repeat_with_a_noti
         "\\boxed{x}",
     ]
     options = EngineOptions(limits=ChainLimits(max_searches=1), repeated_query="notice")
-    trace = await Engine(RecordingLLM(replies), search(), options=options).run("Q?")
+    trace = await Engine(ScriptedLLM(replies), search(), options=options).run("Q?")
     # The repeat comes after the limit was reached: the paper says "limit", not "repeat".
     assert [s.outcome for s in trace.searches] == ["searched", "limit", "limit"]
     options = EngineOptions(limits=ChainLimits(max_searches=5), repeated_query="notice")
-    trace = await Engine(RecordingLLM(replies), search(), options=options).run("Q?")
+    trace = await Engine(ScriptedLLM(replies), search(), options=options).run("Q?")
     assert [s.outcome for s in trace.searches] == ["searched", "repeated", "searched"]
     assert NOTICES["repeat"] in trace.searches[1].inserted
     assert "fact a" not in trace.searches[1].inserted
@@ -81,7 +66,7 @@ async def test_the_paper_checks_the_limit_first_and_answers_a_repeat_with_a_noti
 async def test_rag_agent_under_the_paper_inserts_nothing_for_a_repeat() -> None:
     replies = [f"{Q}alpha facts{EQ}", f"{Q}alpha facts{EQ}", "\\boxed{x}"]
     options = EngineOptions(repeated_query="notice")
-    trace = await Engine(RecordingLLM(replies), search(), options=options).run(
+    trace = await Engine(ScriptedLLM(replies), search(), options=options).run(
         "Q?", method="rag-agent"
     )
     assert [s.outcome for s in trace.searches] == ["searched", "repeated"]
@@ -97,7 +82,7 @@ async def test_rag_agent_reads_several_urls_as_page_heads() -> None:
         "\\boxed{x}",
     ]
     options = EngineOptions(search=SearchOptions(page_chars=20))
-    trace = await Engine(RecordingLLM(replies), search(), options=options).run(
+    trace = await Engine(ScriptedLLM(replies), search(), options=options).run(
         "Q?", method="rag-agent"
     )
     pages = trace.searches[2]
@@ -108,7 +93,7 @@ async def test_rag_agent_reads_several_urls_as_page_heads() -> None:
 
 async def test_the_reader_gets_the_per_call_limit_and_a_cut_output_is_marked() -> None:
     long_analysis = "thinking " * 200  # cut long before any Final Information
-    model = RecordingLLM([f"{Q}alpha facts{EQ}", long_analysis, "\\boxed{x}"])
+    model = ScriptedLLM([f"{Q}alpha facts{EQ}", long_analysis, "\\boxed{x}"])
     options = EngineOptions(limits=ChainLimits(max_call_tokens=100))
     trace = await Engine(model, search(), options=options).run("Q?")
     reader_request = model.requests[1]
@@ -116,7 +101,7 @@ async def test_the_reader_gets_the_per_call_limit_and_a_cut_output_is_marked() -
     assert model.requests[0].max_tokens == 100
     reader = trace.searches[0].reader
     assert reader is not None and reader.truncated and not reader.found
-    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("ok"), "\\boxed{x}"])
+    model = ScriptedLLM([f"{Q}alpha facts{EQ}", facts("ok"), "\\boxed{x}"])
     options = EngineOptions(
         limits=ChainLimits(max_call_tokens=100), reader=ReaderOptions(max_tokens=7)
     )
@@ -126,7 +111,7 @@ async def test_the_reader_gets_the_per_call_limit_and_a_cut_output_is_marked() -
 
 
 async def test_the_reader_limit_fits_the_reader_window() -> None:
-    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("ok"), "\\boxed{x}"], context=2000)
+    model = ScriptedLLM([f"{Q}alpha facts{EQ}", facts("ok"), "\\boxed{x}"], context=2000)
     await Engine(model, search(), options=EngineOptions()).run("Q?")
     assert 0 < model.requests[1].max_tokens < 2000
 
@@ -137,7 +122,7 @@ async def test_template_prompts_reach_the_model(tmp_path: Path) -> None:
     (tmp_path / "reader.jinja").write_text("READ {{ query }}: {{ pages[0].title }}")
     (tmp_path / "notice.limit.jinja").write_text("NO MORE than {{ max_searches }}")
     options = EngineOptions(limits=ChainLimits(max_searches=1), prompts=load_prompts(tmp_path))
-    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("ok"), f"{Q}beta facts{EQ}", "\\boxed{x}"])
+    model = ScriptedLLM([f"{Q}alpha facts{EQ}", facts("ok"), f"{Q}beta facts{EQ}", "\\boxed{x}"])
     trace = await Engine(model, search(), options=options).run("Why?")
     assert model.requests[0].prompt.messages[0].content == "INSTRUCTION max=1\nQUESTION Why?\n"
     assert model.requests[1].prompt.messages[0].content == "READ alpha facts: A page"
@@ -145,7 +130,7 @@ async def test_template_prompts_reach_the_model(tmp_path: Path) -> None:
 
 
 async def test_paper_reader_sampling_and_one_line_facts() -> None:
-    model = RecordingLLM([f"{Q}alpha facts{EQ}", facts("line one\nline two"), "\\boxed{x}"])
+    model = ScriptedLLM([f"{Q}alpha facts{EQ}", facts("line one\nline two"), "\\boxed{x}"])
     fixed = Sampling(0.7, 0.8, 20, 1.05)
     options = EngineOptions(
         sampling=Sampling(temperature=0.1, repetition_penalty=1.0),

@@ -9,27 +9,12 @@ from search_o1 import markers as mk
 from search_o1 import queries
 from search_o1.engine import FORCED_QUERY_TOKENS, Engine
 from search_o1.engine_options import ChainLimits, EngineOptions
-from search_o1.llm.base import CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Completion, FinishReason, Hit, TextSink
+from search_o1.types import FinishReason, Hit
 
 Q, EQ = mk.BEGIN_QUERY, mk.END_QUERY
 TOSCA = "Which country is the birthplace of the composer of the opera Tosca?"
-
-
-class Recording(ScriptedLLM):
-    """The scripted model, also keeping every request (to see its max_tokens)."""
-
-    def __init__(self, replies: list[str], *, context: int | None = None) -> None:
-        super().__init__(replies, context=context)
-        self.requests: list[CompletionRequest] = []
-
-    async def complete(
-        self, request: CompletionRequest, *, on_text: TextSink | None = None
-    ) -> Completion:
-        self.requests.append(request)
-        return await super().complete(request, on_text=on_text)
 
 
 def forced(**limits: int) -> EngineOptions:
@@ -49,7 +34,7 @@ def test_doctests() -> None:
 
 
 async def test_forced_search_is_skipped_when_no_search_is_allowed() -> None:
-    model = Recording(["\\boxed{Italy}"])
+    model = ScriptedLLM(["\\boxed{Italy}"])
     search = MemorySearch(everything)
     trace = await Engine(model, search, options=forced(max_searches=0)).run(TOSCA)
     assert search.queries == [] and not trace.searches
@@ -58,7 +43,7 @@ async def test_forced_search_is_skipped_when_no_search_is_allowed() -> None:
 
 
 async def test_forced_query_obeys_the_token_budget() -> None:
-    model = Recording(["Tosca composer birthplace", "x" * 400])
+    model = ScriptedLLM(["Tosca composer birthplace", "x" * 400])
     search = MemorySearch(everything)
     options = forced(max_tokens=5)
     trace = await Engine(model, search, options=options).run(TOSCA)
@@ -69,13 +54,13 @@ async def test_forced_query_obeys_the_token_budget() -> None:
 
 async def test_forced_query_with_no_budget_left_generates_nothing() -> None:
     # The instruction alone fills the window: nothing is generated, not even a query.
-    model = Recording(["Tosca composer birthplace"], context=50)
+    model = ScriptedLLM(["Tosca composer birthplace"], context=50)
     trace = await Engine(model, MemorySearch(everything), options=forced()).run(TOSCA)
     assert model.requests == [] and trace.finish_reason is FinishReason.CONTEXT_OVERFLOW
 
 
 async def test_a_made_up_statement_falls_back_to_the_question() -> None:
-    model = Recording(["Tosca was written by Verdi in 1890.", "\\boxed{Italy}"])
+    model = ScriptedLLM(["Tosca was written by Verdi in 1890.", "\\boxed{Italy}"])
     search = MemorySearch(everything)
     trace = await Engine(model, search, options=forced(), reader_llm=ScriptedLLM([])).run(TOSCA)
     assert search.queries == [TOSCA]
@@ -87,14 +72,14 @@ async def test_a_made_up_statement_falls_back_to_the_question() -> None:
 
 async def test_an_off_topic_or_overlong_forced_query_falls_back_to_the_question() -> None:
     for written in ("Eiffel Tower height", "Tosca " + "opera composer birthplace " * 6):
-        model = Recording([written, "\\boxed{Italy}"])
+        model = ScriptedLLM([written, "\\boxed{Italy}"])
         search = MemorySearch(everything)
         await Engine(model, search, options=forced(), reader_llm=ScriptedLLM([])).run(TOSCA)
         assert search.queries == [TOSCA], written
 
 
 async def test_a_plausible_forced_query_is_searched_as_written() -> None:
-    model = Recording(["  Tosca composer   birthplace", "\\boxed{Italy}"])
+    model = ScriptedLLM(["  Tosca composer   birthplace", "\\boxed{Italy}"])
     search = MemorySearch(everything)
     await Engine(model, search, options=forced(), reader_llm=ScriptedLLM([])).run(TOSCA)
     assert search.queries == ["Tosca composer birthplace"]

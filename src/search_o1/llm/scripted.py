@@ -22,7 +22,8 @@ class ScriptedLLM:
     `return_stop=True` keeps the stop string in the raw reply (like vLLM with
     include_stop_str_in_output); False drops it (like llama.cpp). Either way the
     Completion comes out normalised. `context` sets a context window; prompt tokens are
-    estimated from characters (`search_o1.tokens`).
+    estimated from characters (`search_o1.tokens`). Every request is kept in `requests`
+    (its prompt also in `prompts`), so a test can read the limits and sampling it was sent.
     """
 
     name = "scripted"
@@ -41,6 +42,7 @@ class ScriptedLLM:
         self._context = context
         self.delay_s = delay_s
         self.prompts: list[Prompt] = []
+        self.requests: list[CompletionRequest] = []
 
     @staticmethod
     def count_tokens(text: str) -> int:
@@ -58,6 +60,7 @@ class ScriptedLLM:
     ) -> Completion:
         prompt, stop, max_tokens = request.prompt, request.stop, request.max_tokens
         self.prompts.append(prompt)
+        self.requests.append(request)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         reply = self._next_reply(prompt)
