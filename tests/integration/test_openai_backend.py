@@ -305,7 +305,7 @@ async def test_strict_server_gets_standard_fields_only() -> None:
 
 
 async def test_api_openai_com_gets_no_extras() -> None:
-    from search_o1.llm._openai_wire import build_body
+    from search_o1.llm.openai.wire import build_body
 
     request = CompletionRequest(PROMPT, stop=["s"], max_tokens=3, sampling=SAMPLING, grammar="g")
     body = build_body(request, model="m", prompt="p", stream=False, kind="openai")

@@ -13,10 +13,10 @@ import pytest
 from tests.wire import Wire
 
 from search_o1.errors import BackendError, ConfigError
-from search_o1.llm import _openai_fields
-from search_o1.llm._openai_fields import FieldRules, refused_field
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import OpenAILLM
+from search_o1.llm.openai import fields as _openai_fields
+from search_o1.llm.openai.fields import FieldRules, refused_field
 from search_o1.types import Message, Prompt, Sampling
 
 PROMPT = Prompt((Message("user", "q"),))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from search_o1._http import retry_after_s
-from search_o1.llm import _openai_wire as wire
+from search_o1.llm.openai import wire
 
 
 def test_vllm_models_give_kind_ids_and_context() -> None:

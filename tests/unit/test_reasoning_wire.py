@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import doctest
 from typing import Any
 
 import pytest
 
-from search_o1.llm import _openai_wire as wire
 from search_o1.llm import _reasoning as rsn
+from search_o1.llm.openai import continuation as cont
+from search_o1.llm.openai import discovery, wire
 
 
 @pytest.mark.parametrize(
@@ -24,7 +26,7 @@ from search_o1.llm import _reasoning as rsn
     ],
 )
 def test_reasoning_text_reads_every_field_once(holder: Any, expected: str) -> None:
-    assert rsn.reasoning_text(holder) == expected
+    assert wire.reasoning_text(holder) == expected
 
 
 def test_reply_keeps_thinking_apart_with_its_token_count() -> None:
@@ -77,28 +79,28 @@ def test_models_say_which_server() -> None:
         assert wire.parse_models({"data": [{"id": "m", "owned_by": owner}]}).kind == owner
     openrouter = {"data": [{"id": "deepseek/deepseek-r1", "canonical_slug": "x"}]}
     assert wire.parse_models(openrouter, host_kind="openrouter").kind == "openrouter"
-    assert rsn.host_kind("https://openrouter.ai/api/v1") == "openrouter"
-    assert rsn.host_kind("https://api.openai.com/v1") == "openai"
+    assert discovery.host_kind("https://openrouter.ai/api/v1") == "openrouter"
+    assert discovery.host_kind("https://api.openai.com/v1") == "openai"
 
 
 CHAIN = "<think>\nFirst the designer. <q>x</q>\n\n<result>\nfacts\n</result>\n\n"
 
 
 def test_vllm_continues_the_final_message_verbatim() -> None:
-    msgs, fields = rsn.continue_request([{"role": "user", "content": "Q"}], CHAIN,
+    msgs, fields = cont.continue_request([{"role": "user", "content": "Q"}], CHAIN,
                                         "continue_final", "vllm")  # fmt: skip
     assert msgs[-1] == {"role": "assistant", "content": CHAIN}
     assert fields == {"continue_final_message": True, "add_generation_prompt": False}
 
 
 def test_sglang_leaves_out_the_opening_its_template_writes() -> None:
-    msgs, fields = rsn.continue_request([], CHAIN, "continue_final", "sglang")
+    msgs, fields = cont.continue_request([], CHAIN, "continue_final", "sglang")
     assert msgs[-1]["content"] == CHAIN.removeprefix("<think>\n")
     assert fields == {"continue_final_message": True}
 
 
 def test_deepseek_prefix_carries_the_thinking_back() -> None:
-    msgs, fields = rsn.continue_request([], CHAIN, "prefix", "deepseek")
+    msgs, fields = cont.continue_request([], CHAIN, "prefix", "deepseek")
     assert msgs[-1] == {
         "role": "assistant",
         "content": "",
@@ -107,13 +109,15 @@ def test_deepseek_prefix_carries_the_thinking_back() -> None:
     }
     assert fields == {}
     closed = "<think>\nhm</think>\n\nSo <q>y"
-    assert rsn.continue_request([], closed, "prefix", "deepseek")[0][-1]["content"] == "\n\nSo <q>y"
-    plan = rsn.chat_plan("http://h:1/v1", "deepseek", "prefix", [], CHAIN)
+    assert (
+        cont.continue_request([], closed, "prefix", "deepseek")[0][-1]["content"] == "\n\nSo <q>y"
+    )
+    plan = cont.chat_plan("http://h:1/v1", "deepseek", "prefix", [], CHAIN)
     assert plan.url == "http://h:1/beta/chat/completions" and plan.thinking
 
 
 def test_nothing_to_continue_is_a_plain_chat_request() -> None:
-    plan = rsn.chat_plan("http://h:1/v1/", "vllm", "continue_final", [{"role": "user"}], "")
+    plan = cont.chat_plan("http://h:1/v1/", "vllm", "continue_final", [{"role": "user"}], "")
     assert plan.url == "http://h:1/v1/chat/completions"
     assert (plan.messages, plan.fields, plan.how, plan.thinking) == ([{"role": "user"}], {},
                                                                      None, False)  # fmt: skip
@@ -128,6 +132,13 @@ def test_nothing_to_continue_is_a_plain_chat_request() -> None:
     ],
 )
 def test_refusals_to_continue_are_recognised(message: str) -> None:
-    assert rsn.rejects_continuation(400, message)
-    assert not rsn.rejects_continuation(500, message)
-    assert not rsn.rejects_continuation(400, "maximum context length is 4096 tokens")
+    assert cont.rejects_continuation(400, message)
+    assert not cont.rejects_continuation(500, message)
+    assert not cont.rejects_continuation(400, "maximum context length is 4096 tokens")
+
+
+def test_doctests_of_the_moved_rules() -> None:
+    # The continuation rules, host kinds and reasoning fields left `_reasoning` for the
+    # openai package; their examples still hold there.
+    for module in (cont, discovery, wire):
+        assert doctest.testmod(module).failed == 0

@@ -10,11 +10,10 @@ import pytest
 
 from search_o1.chat import ChatMessage, ToolCall, search_tool
 from search_o1.config import Settings
-from search_o1.llm import _openai_responses
-from search_o1.llm import _responses_wire as rw
-from search_o1.llm._openai_fields import FieldRules
-from search_o1.llm._openai_wire import StreamError
 from search_o1.llm.openai import OpenAILLM
+from search_o1.llm.openai import responses as rw
+from search_o1.llm.openai.fields import FieldRules
+from search_o1.llm.openai.wire import StreamError
 from search_o1.llm.tools import ToolRequest
 
 REASONING = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAA-x",
@@ -25,7 +24,7 @@ CALL = {"id": "fc_1", "type": "function_call", "call_id": "call_9", "name": "sea
 
 
 def test_the_chooser_doctests() -> None:
-    assert doctest.testmod(_openai_responses).failed == 0
+    assert doctest.testmod(rw).failed == 0
 
 
 def test_body_is_stateless_flat_and_sends_turns_back_as_they_came() -> None:

@@ -32,7 +32,7 @@ openai-python SDK's generated types, OpenAI community threads):
   `response.function_call_arguments.delta`; `response.output_item.done` carries the
   finished `item`, a reasoning one with its `encrypted_content`.
 - reasoning summaries need a verified organisation; otherwise a 400 "Your organization
-  must be verified to generate reasoning summaries" (learned in _openai_fields).
+  must be verified to generate reasoning summaries" (learned in fields.py).
 Unconfirmed: that every server taking this wire (proxies, other vendors) accepts the
 output items back with all their fields (`id`, `status`); the exact wording of a
 reasoning model's refusal of `temperature`/`top_p` here (learned like chat's when it
@@ -45,7 +45,8 @@ import json
 from typing import Any, Literal
 
 from search_o1.chat import ChatMessage, FunctionTool, ToolCall, ToolReply
-from search_o1.llm import _openai_wire as wire
+from search_o1.llm.openai import wire
+from search_o1.llm.openai.tools import TurnWire
 from search_o1.llm.tools import ToolRequest
 from search_o1.types import TextSink
 
@@ -128,9 +129,10 @@ def _call(item: dict[str, Any], position: int) -> ToolCall:
     )
 
 
-def _finish(payload: dict[str, Any], calls: tuple[ToolCall, ...]) -> Literal[
-    "stop", "length", "tool_calls"
-]:  # fmt: skip
+Finish = Literal["stop", "length", "tool_calls"]
+
+
+def _finish(payload: dict[str, Any], calls: tuple[ToolCall, ...]) -> Finish:
     details = payload.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, dict) else None
     if payload.get("status") == "incomplete" and reason == "max_output_tokens":
@@ -237,3 +239,30 @@ class ResponsesStreamState(wire.StreamState):
         if not _dicts(final.get("output")):
             final["output"] = [self.items[i] for i in sorted(self.items)]
         return parse_response(final)
+
+
+# ---- the wire of a tools turn ------------------------------------------------------------
+# Which wire a tools turn takes is `chosen`: the Responses API when asked for, or under
+# `auto` when the server is api.openai.com (the one place where it keeps a reasoning
+# model's thinking between calls); chat completions otherwise. Only tools-mode turns go
+# here: Reason-in-Documents and the marker modes stay on their endpoints. Everything but
+# path, body and reply reading is the chat tools turn's (tools.converse).
+
+
+def _body(
+    request: ToolRequest, model: str | None, stream: bool, kind: wire.ServerKind, extras: bool
+) -> dict[str, Any]:
+    # The Responses API has no room for our extensions, and no field depends on the kind.
+    return request_body(request, model=model, stream=stream)
+
+
+RESPONSES = TurnWire("/responses", _body, ResponsesStreamState, parse_response, "input")
+
+
+def chosen(tools_api: str, kind: str) -> bool:
+    """Whether a tools turn goes to the Responses API (`kind`: what discovery found).
+
+    >>> chosen("auto", "openai"), chosen("auto", "vllm"), chosen("responses", "vllm")
+    (True, False, True)
+    """
+    return tools_api == "responses" or (tools_api == "auto" and kind == "openai")

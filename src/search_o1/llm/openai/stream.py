@@ -22,10 +22,9 @@ from typing import Any, TypeVar
 import httpx
 
 from search_o1.errors import BackendError
-from search_o1.llm import _openai_errors as errors
-from search_o1.llm import _openai_wire as wire
-from search_o1.llm import _reasoning as rsn
+from search_o1.llm._reasoning import ChainJoiner
 from search_o1.llm.base import CompletionRequest
+from search_o1.llm.openai import errors, wire
 from search_o1.types import TextSink
 
 BACKEND = "openai"
@@ -55,7 +54,7 @@ async def read_stream(
     """The reply in `response`'s SSE body, text pieces passed to `on_text` as they come
     (with `thinking`, reasoning deltas joined into the chain text; see _reasoning).
     `state`: a StreamState of another kind (tools mode's), read the same way."""
-    state = state or wire.StreamState(rsn.ChainJoiner(thinking))
+    state = state or wire.StreamState(ChainJoiner(thinking))
     sse = wire.SseDecoder()
     chunks = response.aiter_bytes()
     try:

@@ -10,7 +10,7 @@ import httpx
 
 from search_o1._http import retry_after_s
 from search_o1.errors import BackendError, ContextOverflowError
-from search_o1.llm import _openai_wire as wire
+from search_o1.llm.openai import wire
 
 BACKEND = "openai"
 
@@ -97,3 +97,11 @@ def transport_error(url: str, error: httpx.TransportError) -> BackendError:
 def overdue(url: str, seconds: float) -> BackendError:
     """The whole request ran past its deadline (not retried: it would run as long)."""
     return BackendError(BACKEND, f"{url}: no complete answer within {seconds:g} s (--deadline)")
+
+
+def unless_shown(error: BackendError, shown: list[str]) -> BackendError:
+    """`error`, not to be retried when text was already shown live (it cannot be taken
+    back, so a replay would show it twice)."""
+    if shown:
+        error.retryable = False
+    return error

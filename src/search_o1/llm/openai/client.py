@@ -8,12 +8,13 @@ serves servers without raw completions: thinking returned apart (`reasoning_cont
 supports (vLLM/SGLang `continue_final_message`, DeepSeek prefix, prefill, or raw
 completions after all); the rules are pure functions in `_reasoning`.
 
-Wire details (bodies, replies, SSE, error texts) live in `_openai_wire`, reading a stream
-in `_openai_stream`, error mapping in `_openai_errors`, what the server is in
-`_openai_discovery`, chat mode's continuation and fallbacks in `_openai_chat`, the
-connection pool in `_transport`; this module owns the requests: retries (the package's
-RetryPolicy), timeouts and deadlines. One instance talks to one server; `PoolLLM` routes
-over several.
+The client composes its parts, each owning its state: the HTTP side (`connection`: pool,
+retries, deadlines, typed errors), what the server is (`discovery`), which endpoint and
+continuation (`endpoints`, after the rules in `continuation`), which fields it refused
+(`fields`), reading a stream (`stream`), tools turns (`tools`, over the chat wire in
+`tool_wire` or the Responses API in `responses`); bodies and replies are pure functions
+in `wire`. This module owns the text requests. One instance talks to one server;
+`PoolLLM` routes over several.
 
 Every request is streamed (unless `stream=False`), whether or not anyone watches the text:
 that is what lets a stalled server be told from a slow one. A stream cut off midway is
@@ -28,34 +29,25 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import httpx
 
-from search_o1._http import RetryPolicy, deadline
+from search_o1._http import RetryPolicy
 from search_o1.chat import ToolReply
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
-from search_o1.llm import _openai_chat as chat
-from search_o1.llm import _openai_errors as errors
-from search_o1.llm import _openai_responses as responses
-from search_o1.llm import _openai_wire as wire
-from search_o1.llm import _reasoning as rsn
-from search_o1.llm._openai_discovery import Discovered, context_length, discover, one_url
-from search_o1.llm._openai_discovery import root as server_root
-from search_o1.llm._openai_fields import FieldRules, refused_field
-from search_o1.llm._openai_stream import (
-    Kept,
-    StreamCut,
-    is_streamed,
-    read_stream,
-    read_whole,
-)
-from search_o1.llm._openai_tools import CHAT, converse
-from search_o1.llm._transport import http_client
+from search_o1.llm._reasoning import join_reply
 from search_o1.llm.base import CompletionRequest, normalise_stop
+from search_o1.llm.openai import errors, responses, wire
+from search_o1.llm.openai.connection import Connection
+from search_o1.llm.openai.continuation import Continuation
+from search_o1.llm.openai.discovery import Discovery, one_url, root
+from search_o1.llm.openai.endpoints import Route
+from search_o1.llm.openai.fields import FieldLearner
+from search_o1.llm.openai.stream import Kept, StreamCut, is_streamed, read_stream, read_whole
+from search_o1.llm.openai.tools import CHAT, TurnParts, converse
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
 from search_o1.llm.templates import render_on_server as _render_on_server
 from search_o1.llm.tools import ToolRequest
@@ -111,28 +103,46 @@ class OpenAILLM:
         retries: int = 4,
         retry: RetryPolicy | None = None,
         max_connections: int = 256,
-        continuation: rsn.Continuation | None = None,
+        continuation: Continuation | None = None,
         stream: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = one_url(base_url)
-        self.model = model
-        self.api_mode = chat.wire_mode(api_mode, continuation)
-        self.tools_api = tools_api  # the wire of tools turns (_openai_responses.chosen)
-        self.retry = retry or RetryPolicy(retries=max(0, retries))
-        self.deadline_s = deadline_s
-        self.stall_timeout_s = stall_timeout_s
+        self.tools_api = tools_api  # the wire of tools turns (responses.chosen)
         self.stream = stream
         self._template_spec = chat_template
         self._local = None if chat_template in (None, SERVER) else local_template(chat_template)
         self._renders: OrderedDict[tuple[Message, ...], str] = OrderedDict()
-        self._server = Discovered(configured_context=context_length)  # asked on first use
-        self._fields = FieldRules()  # what the server refused so far, learned from its 400s
-        self._chat_forced = False  # chat because the server has no /completions
-        self._continuation = continuation  # None: chosen by what the server is
-        self._secret = api_key  # only for the header and for redacting error texts
-        timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
-        self._client = http_client(api_key, timeout, max_connections, transport)
+        self._connection = Connection(
+            self.base_url,
+            api_key=api_key,
+            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+            max_connections=max_connections,
+            retry=retry or RetryPolicy(retries=max(0, retries)),
+            deadline_s=deadline_s,
+            stall_timeout_s=stall_timeout_s,
+            transport=transport,
+        )
+        # What the server is, asked on first use.
+        self._discovery = Discovery(
+            self._connection, model=model, configured_context=context_length
+        )
+        self._fields = FieldLearner()  # what the server refused so far, from its 400s
+        self._route = Route(self.base_url, api_mode, continuation)
+
+    @property
+    def model(self) -> str | None:
+        """The model id: the configured one, or the server's first once discovered."""
+        return self._discovery.model
+
+    @property
+    def api_mode(self) -> Literal["completions", "chat"]:
+        """The endpoint text calls go to now (it moves when the server refuses one)."""
+        return self._route.mode
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._connection.retry
 
     @property
     def base_urls(self) -> list[str]:
@@ -180,15 +190,15 @@ class OpenAILLM:
     async def complete(
         self, request: CompletionRequest, *, on_text: TextSink | None = None
     ) -> Completion:
-        # Falls back between chat and raw completions as the server allows (_openai_chat).
-        return await chat.complete(self, request, on_text)
+        # Falls back between chat and raw completions as the server allows (endpoints).
+        return await self._route.complete(request, on_text, self._complete)
 
     async def _complete(self, request: CompletionRequest, on_text: TextSink | None) -> Completion:
         started = time.monotonic()
         prompt = request.prompt
-        info = await discover(self)
-        plan = chat.chat_plan(self, info, request) if self.api_mode == "chat" else None
-        url, sent = await chat.target(self, request, plan)
+        info = await self._discovery.info()
+        plan = self._route.plan(info, request)
+        url, sent = await self._route.target(request, plan, self.render)
         kept = Kept() if isinstance(sent, str) else None
         stream = self.stream or on_text is not None
 
@@ -197,8 +207,9 @@ class OpenAILLM:
             if kept is not None and isinstance(sent, str):
                 asked, text = kept.resume(request, sent)
             extras = self._fields.extras
+            model = self.model
             out = wire.build_body(
-                asked, model=self.model, prompt=text, stream=stream, kind=info.kind, extras=extras
+                asked, model=model, prompt=text, stream=stream, kind=info.kind, extras=extras
             )
             out = out | plan.fields if plan is not None and extras else out
             return self._fields.apply(out, kind=info.kind)
@@ -210,7 +221,7 @@ class OpenAILLM:
         if plan is not None and not stream and info.kind != "vllm":
             # llama.cpp's non-streamed chat reply repeats the prefilled assistant text.
             content = content.removeprefix(prompt.continuation)
-        raw = rsn.join_reply(thinking, reply.reasoning, content)
+        raw = join_reply(thinking, reply.reasoning, content)
         how = plan.how if plan is not None else "raw"
         return _completion(reply, raw, sent, request.stop, time.monotonic() - started, how)
 
@@ -221,18 +232,19 @@ class OpenAILLM:
         on_text: TextSink | None = None,
         on_reasoning: TextSink | None = None,
     ) -> ToolReply:
-        """One turn with function tools (`--api-mode tools`): chat completions
-        (_openai_tools) or the Responses API (_openai_responses), as `tools_api` says."""
-        kind = (await discover(self)).kind
+        """One turn with function tools (`--api-mode tools`): chat completions or the
+        Responses API, as `tools_api` says."""
+        kind = (await self._discovery.info()).kind
         turn = responses.RESPONSES if responses.chosen(self.tools_api, kind) else CHAT
-        return await converse(self, request, turn, on_text=on_text, on_reasoning=on_reasoning)
+        parts = TurnParts(self._connection, self._discovery, self._fields)
+        return await converse(parts, request, turn, on_text=on_text, on_reasoning=on_reasoning)
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""
-        return await context_length(self)
+        return await self._discovery.context_length()
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._connection.aclose()
 
     # ---- prompt rendering ----------------------------------------------------------------
 
@@ -249,25 +261,26 @@ class OpenAILLM:
     async def _render_uncached(self, messages: tuple[Message, ...]) -> str:
         if self._local is not None:
             return self._local(messages)
-        await discover(self)  # vLLM's /tokenize wants the model name
-        root = server_root(self.base_url)
+        await self._discovery.info()  # vLLM's /tokenize wants the model name
+        server = root(self.base_url)
         try:
             return await self.retry.call(
-                lambda: self._render_on(root, messages), what=f"{root} (chat template)"
+                lambda: self._render_on(server, messages), what=f"{server} (chat template)"
             )
         except ServerTemplateUnavailable:
             if self._template_spec == SERVER:
                 raise
             # No template given and the server cannot render one: ChatML is the most
             # common format among open reasoning models; say so once.
-            log.warning("server at %s cannot render chat templates; using chatml", root)
+            log.warning("server at %s cannot render chat templates; using chatml", server)
             self._local = local_template("chatml")
             return self._local(messages)
 
     async def _render_on(self, root: str, messages: tuple[Message, ...]) -> str:
+        conn = self._connection
         try:
-            async with self._deadline(root):
-                return await _render_on_server(self._client, root, messages, model=self.model)
+            async with conn.deadline(root):
+                return await _render_on_server(conn.client, root, messages, model=self.model)
         except httpx.TransportError as e:
             raise errors.transport_error(root, e) from None
 
@@ -297,65 +310,31 @@ class OpenAILLM:
                 if kept is not None:
                     kept.add(cut)
                     shown.clear()  # kept text stays true: the next attempt extends it
-                raise self._unless_shown(cut, shown) from None
+                raise errors.unless_shown(cut, shown) from None
             except BackendError as e:
-                if not shown and self._learn(url, e):
+                if not shown and self._fields.learn(url, e):
                     return await attempt()
-                raise self._unless_shown(e, shown) from None
+                raise errors.unless_shown(e, shown) from None
             return reply if kept is None else kept.join(reply)
 
         return await self.retry.call(attempt, what=url)
 
-    def _learn(self, url: str, error: BackendError) -> bool:
-        """Whether `error` refused a field we can leave out (then later bodies do)."""
-        if refused_field(str(error)) == "stop":
-            # Hosted reasoning models refuse stop strings: a query could never end a call.
-            raise ConfigError(
-                f"{error}; the search markers need stop strings: use --api-mode tools"
-            )
-        learned = self._fields.learn(error.status or 0, str(error))
-        if learned is None:
-            return False
-        log.warning("%s refused part of a request (%s); sending without it", url, error)
-        self._fields = learned
-        return True
-
-    @staticmethod
-    def _unless_shown(error: BackendError, shown: list[str]) -> BackendError:
-        if shown:  # text already shown live cannot be taken back: no replay
-            error.retryable = False
-        return error
-
     async def _post_once(
         self, url: str, body: dict[str, Any], on_text: TextSink, thinking: bool = False
     ) -> wire.Reply:
-        async with self._deadline(url), self._open(url, body) as response:
+        conn = self._connection
+        async with conn.deadline(url), conn.open(url, body) as response:
             if response.status_code != 200:
                 await response.aread()
-                raise self._http_error(url, response)
+                raise conn.http_error(url, response, self.model)
             if is_streamed(body, response):
-                stall = self.stall_timeout_s
+                stall = conn.stall_timeout_s
                 return await read_stream(url, response, on_text, stall_s=stall, thinking=thinking)
             reply = await read_whole(url, response, wire.parse_reply)
-            shown = rsn.join_reply(thinking, reply.reasoning, reply.text)
+            shown = join_reply(thinking, reply.reasoning, reply.text)
             if body.get("stream") and shown:
                 on_text(shown)
             return reply
-
-    def _deadline(self, url: str) -> AbstractAsyncContextManager[None]:
-        seconds = self.deadline_s
-        return deadline(seconds, lambda: errors.overdue(url, seconds or 0.0))
-
-    @asynccontextmanager
-    async def _open(self, url: str, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
-        try:
-            async with self._client.stream("POST", url, json=body) as response:
-                yield response
-        except httpx.TransportError as e:
-            raise errors.transport_error(url, e) from None
-
-    def _http_error(self, url: str, response: httpx.Response) -> BackendError:
-        return errors.http_error(url, response, model=self.model, secret=self._secret)
 
 
 def _require_visible_thinking(url: str, reply: wire.Reply, request: CompletionRequest) -> None:

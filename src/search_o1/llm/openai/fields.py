@@ -20,11 +20,16 @@ without (stop strings) is not dropped: the server's error stands.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EXTRA_FIELDS", "FieldRules", "refused_field"]
+from search_o1.errors import BackendError, ConfigError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["EXTRA_FIELDS", "FieldLearner", "FieldRules", "refused_field"]
 
 # Our non-standard fields (vLLM, SGLang and llama.cpp extensions).
 EXTRA_FIELDS = (
@@ -92,3 +97,35 @@ class FieldRules:
         if field in _DROPPABLE and field not in self.dropped:
             return dataclasses.replace(self, dropped=self.dropped | {field})
         return None
+
+
+class FieldLearner:
+    """The field rules one client has learned so far; `learn` takes a server's refusal."""
+
+    def __init__(self) -> None:
+        self._rules = FieldRules()
+
+    @property
+    def extras(self) -> bool:
+        """Whether our non-standard fields are still sent."""
+        return self._rules.extras
+
+    def apply(self, body: dict[str, Any], *, kind: str) -> dict[str, Any]:
+        return self._rules.apply(body, kind=kind)
+
+    def learn(self, url: str, error: BackendError) -> bool:
+        """Whether `error` refused a field we can leave out (then later bodies do).
+
+        A refused `stop` is not: the search markers cannot work without stop strings.
+        """
+        if refused_field(str(error)) == "stop":
+            # Hosted reasoning models refuse stop strings: a query could never end a call.
+            raise ConfigError(
+                f"{error}; the search markers need stop strings: use --api-mode tools"
+            )
+        learned = self._rules.learn(error.status or 0, str(error))
+        if learned is None:
+            return False
+        log.warning("%s refused part of a request (%s); sending without it", url, error)
+        self._rules = learned
+        return True

@@ -7,7 +7,7 @@ Kept apart from the client (openai.py) so every server quirk is a small, testabl
   the native result under `__verbose` (including `stopping_word`); it reports `n_ctx` in
   /v1/models `meta` and /props; a non-streamed chat reply echoes a prefilled assistant text.
 - OpenAI's hosted API rejects unknown fields, so it gets only the standard ones (what
-  other servers refuse is learned from their 400s: _openai_fields).
+  other servers refuse is learned from their 400s: fields.py).
 """
 
 from __future__ import annotations
@@ -17,14 +17,21 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from search_o1.llm import _reasoning as rsn
+from search_o1.llm._reasoning import ChainJoiner
 from search_o1.llm.base import CompletionRequest
 from search_o1.types import Sampling
 
 ServerKind = Literal[
-    "vllm", "sglang", "llamacpp", "deepseek", "openrouter", "openai", "anthropic", "gemini",
+    "vllm",
+    "sglang",
+    "llamacpp",
+    "deepseek",
+    "openrouter",
+    "openai",
+    "anthropic",
+    "gemini",
     "unknown",
-]  # fmt: skip
+]
 # `owned_by` in GET /v1/models, as each server writes it about itself.
 _OWNERS: dict[str, ServerKind] = {
     "vllm": "vllm",
@@ -167,6 +174,43 @@ def build_body(
 # ---- responses ---------------------------------------------------------------------------
 
 
+def _detail_text(detail: Any) -> str:
+    """OpenRouter `reasoning_details` entry: readable text, or "" (encrypted blocks)."""
+    if not isinstance(detail, dict):
+        return ""
+    value = detail.get("text") if detail.get("type") != "reasoning.summary" else None
+    value = value if value is not None else detail.get("summary")
+    return value if isinstance(value, str) else ""
+
+
+def reasoning_text(holder: Any) -> str:
+    """The thinking in a message or a streamed delta, whichever field the server used.
+
+    vLLM 0.11 sends the same text under two names and OpenRouter sends `reasoning` next
+    to `reasoning_details`, so the first field present wins; nothing is read twice.
+
+    >>> reasoning_text({"reasoning": "a", "reasoning_content": "a", "content": "b"})
+    'a'
+    >>> reasoning_text({"reasoning_details": [{"type": "reasoning.text", "text": "t"}]})
+    't'
+    """
+    if not isinstance(holder, dict):
+        return ""
+    for key in ("reasoning_content", "reasoning"):
+        value = holder.get(key)
+        if isinstance(value, str) and value:
+            return value
+    details = holder.get("reasoning_details")
+    return "".join(map(_detail_text, details)) if isinstance(details, list) else ""
+
+
+def reasoning_tokens(usage: Any) -> int:
+    """`usage.completion_tokens_details.reasoning_tokens`, or 0."""
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    count = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return count if isinstance(count, int) and count > 0 else 0
+
+
 def _choice(payload: Any) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise ValueError("response is not a JSON object")
@@ -184,7 +228,7 @@ def _choice_text(choice: dict[str, Any]) -> str:
 
 
 def _choice_reasoning(choice: dict[str, Any]) -> str:
-    return rsn.reasoning_text(choice.get("message") or choice.get("delta"))
+    return reasoning_text(choice.get("message") or choice.get("delta"))
 
 
 def _usage(payload: dict[str, Any]) -> tuple[int | None, int | None]:
@@ -220,7 +264,7 @@ def parse_reply(payload: Any) -> Reply:
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         reasoning=_choice_reasoning(choice),
-        reasoning_tokens=rsn.reasoning_tokens(payload.get("usage")),
+        reasoning_tokens=reasoning_tokens(payload.get("usage")),
     )
 
 
@@ -231,11 +275,11 @@ class StreamState:
     is both joined into raw chain text by `joiner` (see `_reasoning.ChainJoiner`).
     """
 
-    def __init__(self, joiner: rsn.ChainJoiner | None = None) -> None:
+    def __init__(self, joiner: ChainJoiner | None = None) -> None:
         self.parts: list[str] = []
         self.reasoning: list[str] = []
         self.reasoning_tokens = 0
-        self.joiner = joiner or rsn.ChainJoiner(thinking=False)
+        self.joiner = joiner or ChainJoiner(thinking=False)
         self.finish_reason: str | None = None
         self.server_stop: str | None = None
         self.prompt_tokens: int | None = None
@@ -249,7 +293,7 @@ class StreamState:
         prompt_tokens, completion_tokens = _usage(payload)
         self.prompt_tokens = prompt_tokens or self.prompt_tokens
         self.completion_tokens = completion_tokens or self.completion_tokens
-        self.reasoning_tokens = rsn.reasoning_tokens(payload.get("usage")) or self.reasoning_tokens
+        self.reasoning_tokens = reasoning_tokens(payload.get("usage")) or self.reasoning_tokens
         if not payload.get("choices"):  # the usage-only chunk at the end
             return ""
         choice = _choice(payload)

@@ -1,10 +1,10 @@
-"""`OpenAILLM.converse`: one chat turn with function tools, over the client's connection.
+"""One tools turn (`OpenAILLM.converse`) over the client's connection, whatever its wire.
 
 The request, retry, deadline and error handling are the client's own (one retry policy,
 one deadline per request, the same typed errors); only the body (llm/tools.py) and the
 reply differ from a text completion: a streamed reply is read by the same SSE reader
-with a `ToolStreamState`, a whole one by `parse_tool_reply`. `run_turn` is shared with
-the Responses API's wire (_openai_responses), which differs only in body and reply.
+with the wire's stream state, a whole one by its parser. `CHAT` is chat completions'
+wire (tool_wire); the Responses API's (responses.py) differs only in body and reply.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from search_o1.chat import ToolReply
 from search_o1.errors import BackendError
-from search_o1.llm import _openai_wire as wire
-from search_o1.llm import tools as tool_wire
-from search_o1.llm._openai_discovery import discover
-from search_o1.llm._openai_stream import is_streamed, malformed, read_stream, read_whole
+from search_o1.llm.openai import tool_wire, wire
+from search_o1.llm.openai.connection import Connection
+from search_o1.llm.openai.discovery import Discovery
+from search_o1.llm.openai.errors import unless_shown
+from search_o1.llm.openai.fields import FieldLearner
+from search_o1.llm.openai.stream import is_streamed, malformed, read_stream, read_whole
+from search_o1.llm.tools import ToolRequest
 from search_o1.tokens import estimate_tokens
 from search_o1.types import TextSink
-
-if TYPE_CHECKING:
-    from search_o1.llm.openai import OpenAILLM
 
 
 class TurnState(Protocol):
@@ -36,7 +36,7 @@ class TurnState(Protocol):
 
 
 # A wire's request body: (request, model, stream, server kind, send our extensions) -> JSON.
-BodyOf = Callable[[tool_wire.ToolRequest, str | None, bool, wire.ServerKind, bool], dict[str, Any]]
+BodyOf = Callable[[ToolRequest, str | None, bool, wire.ServerKind, bool], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -52,50 +52,51 @@ class TurnWire:
 
 
 def _chat_body(
-    request: tool_wire.ToolRequest, model: str | None, stream: bool, kind: wire.ServerKind,
-    extras: bool,
-) -> dict[str, Any]:  # fmt: skip
+    request: ToolRequest, model: str | None, stream: bool, kind: wire.ServerKind, extras: bool
+) -> dict[str, Any]:
     return tool_wire.tool_body(request, model=model, stream=stream, kind=kind, extras=extras)
 
 
 CHAT = TurnWire(
-    "/chat/completions", _chat_body, tool_wire.ToolStreamState, tool_wire.parse_tool_reply,
+    "/chat/completions",
+    _chat_body,
+    tool_wire.ToolStreamState,
+    tool_wire.parse_tool_reply,
     "messages",
-)  # fmt: skip
+)
+
+
+@dataclass(frozen=True)
+class TurnParts:
+    """The client's parts a tools turn goes through: its connection, what the server is,
+    and the fields it refused."""
+
+    connection: Connection
+    discovery: Discovery
+    fields: FieldLearner
 
 
 async def converse(
-    llm: OpenAILLM,
-    request: tool_wire.ToolRequest,
+    parts: TurnParts,
+    request: ToolRequest,
     turn: TurnWire,
     *,
     on_text: TextSink | None = None,
     on_reasoning: TextSink | None = None,
 ) -> ToolReply:
-    """POST one tools turn over `turn`'s wire (see `run_turn`)."""
-    info = await discover(llm)
+    """POST one tools turn over `turn`'s wire, with the client's retries: a refused field
+    is learned and the turn resent, unless text was already shown live; usage is
+    estimated from the conversation sent when the server sent none."""
+    info = await parts.discovery.info()
     stream = on_text is not None or on_reasoning is not None
-
-    def body() -> dict[str, Any]:
-        sent = turn.body(request, llm.model, stream, info.kind, llm._fields.extras)
-        return llm._fields.apply(sent, kind=info.kind)
-
-    return await run_turn(llm, llm.base_url + turn.path, body, turn, (on_text, on_reasoning))
-
-
-async def run_turn(
-    llm: OpenAILLM,
-    url: str,
-    body: Callable[[], dict[str, Any]],
-    turn: TurnWire,
-    sinks: tuple[TextSink | None, TextSink | None],
-) -> ToolReply:
-    """One tools turn with the client's retries, whatever its wire (`turn` reads it):
-    a refused field is learned and the turn resent, unless text was already shown live
-    (`sinks`: answer text, thinking); usage is estimated from the conversation sent
-    when the server sent none."""
+    conn, fields = parts.connection, parts.fields
+    url = conn.base_url + turn.path
     started = time.monotonic()
     shown: list[str] = []
+
+    def body() -> dict[str, Any]:
+        sent = turn.body(request, parts.discovery.model, stream, info.kind, fields.extras)
+        return fields.apply(sent, kind=info.kind)
 
     def sink(target: TextSink | None) -> TextSink:
         def show(piece: str) -> None:
@@ -107,13 +108,14 @@ async def run_turn(
 
     async def attempt() -> ToolReply:
         try:
-            return await _post_once(llm, url, body(), turn, (sink(sinks[0]), sink(sinks[1])))
+            sinks = (sink(on_text), sink(on_reasoning))
+            return await _post_once(parts, url, body(), turn, sinks)
         except BackendError as e:
-            if not shown and llm._learn(url, e):
+            if not shown and fields.learn(url, e):
                 return await attempt()
-            raise llm._unless_shown(e, shown) from None
+            raise unless_shown(e, shown) from None
 
-    reply = await llm.retry.call(attempt, what=url)
+    reply = await conn.retry.call(attempt, what=url)
     return _measured(reply, body()[turn.sent], started)
 
 
@@ -129,16 +131,21 @@ def _measured(reply: ToolReply, messages: Any, started: float) -> ToolReply:
 
 
 async def _post_once(
-    llm: OpenAILLM, url: str, body: dict[str, Any], turn: TurnWire, sinks: tuple[TextSink, TextSink]
+    parts: TurnParts,
+    url: str,
+    body: dict[str, Any],
+    turn: TurnWire,
+    sinks: tuple[TextSink, TextSink],
 ) -> ToolReply:
     on_text, on_reasoning = sinks
-    async with llm._deadline(url), llm._open(url, body) as response:
+    conn = parts.connection
+    async with conn.deadline(url), conn.open(url, body) as response:
         if response.status_code != 200:
             await response.aread()
-            raise llm._http_error(url, response)
+            raise conn.http_error(url, response, parts.discovery.model)
         if is_streamed(body, response):
             state = turn.stream_state(on_reasoning)
-            await read_stream(url, response, on_text, stall_s=llm.stall_timeout_s, state=state)
+            await read_stream(url, response, on_text, stall_s=conn.stall_timeout_s, state=state)
             try:
                 return cast(TurnState, state).tool_reply()
             except ValueError as e:
