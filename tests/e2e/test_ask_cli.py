@@ -194,3 +194,36 @@ def test_malformed_corpus_lines_are_reported(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "2" in out.stderr and "4" in out.stderr and "Traceback" not in out.stderr
+
+
+def _notes(tmp_path: Path) -> None:
+    """The corpus as a folder of Markdown documents, one per row, titled by its heading."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for row in CORPUS:
+        (notes / f"{row['id']}.md").write_text(f"# {row['title']}\n\n{row['text']}\n")
+
+
+@pytest.mark.parametrize("corpus_arg", ["notes", "./notes"])
+def test_ask_reads_a_folder_named_relatively(
+    server: FakeOpenAIServer, tmp_path: Path, corpus_arg: str
+) -> None:
+    # A relative folder used to fail: "relative path can't be expressed as a file URI".
+    _notes(tmp_path)
+    args = ["--base-url", server.url, "--chat-template", "chatml", "--task", "multihop"]
+    question = "Where was the designer of the Glimmer Bridge born?"
+    out = run_cli("ask", question, "--json", *args, "--corpus", corpus_arg, tmp_path=tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["answer"] == "Tessaly"
+    assert result["searches"][0]["hits"][0]["id"] == "b1.md#0"
+
+
+def test_ask_reads_a_document_named_relatively(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    _notes(tmp_path)
+    args = ["--base-url", server.url, "--chat-template", "chatml", "--json"]
+    question = "Who designed the Glimmer Bridge?"
+    out = run_cli("ask", question, *args, "--corpus", "notes/b1.md", tmp_path=tmp_path)
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)["searches"][0]["hits"]
+    assert [h["title"] for h in hits] == ["Glimmer Bridge"]

@@ -83,3 +83,22 @@ def test_malformed_jsonl_names_lines_and_writes_nothing(tmp_path: Path) -> None:
 
 def test_info_on_a_non_index_is_one_line_exit_2(tmp_path: Path) -> None:
     assert_one_line_error(run("index", "info", str(tmp_path), cache=tmp_path), "not an index")
+
+
+def test_build_from_a_relative_folder_and_file(tmp_path: Path) -> None:
+    # Relative document paths used to fail: "relative path can't be expressed as a file URI".
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "p.txt").write_text("Puccini was born in Lucca, Italy.\n")
+    env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "cache")}
+    for source, out in (("notes", "a"), ("./notes", "b"), ("notes/p.txt", "c")):
+        built = subprocess.run(
+            [str(EXE), "index", "build", source, "--out", out],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+        assert built.returncode == 0, built.stderr
+        assert "indexed 1 passages" in built.stdout

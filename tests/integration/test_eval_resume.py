@@ -98,6 +98,18 @@ def test_a_summary_of_nothing_scored_shows_dashes() -> None:
     assert table_row == "| direct | – | – | – |"
 
 
+def test_eval_refuses_an_empty_file_in_one_line(tmp_path: Path) -> None:
+    # It used to fail inside its own refusal (IndexError on the first skipped row).
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n\n")):
+        (tmp_path / name).write_text(text)
+        args = ["eval", "--dataset", str(tmp_path / name), "--task", "qa"]
+        result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "r")])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip() == f"error: {tmp_path / name}: no rows " + (
+            "(it is empty, or only blank lines)"
+        )
+
+
 def test_eval_refuses_no_usable_rows_and_a_folder(tmp_path: Path) -> None:
     data = tmp_path / "qa.jsonl"
     data.write_text(json.dumps({"q": "x?", "a": "y"}) + "\n")

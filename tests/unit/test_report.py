@@ -53,3 +53,38 @@ def test_plot_axes_start_at_zero_with_whole_number_ticks() -> None:
     ticks = [t for t in ax.get_xticks() if 1 <= t <= 3]
     assert ticks and all(float(t).is_integer() for t in ticks)
     plt.close(fig)
+
+
+def _run_dir(tmp_path: Path, dataset: str, method: str, top_k: int, em: float) -> Path:
+    """A finished run's folder as `eval` leaves it, as far as `report` reads it."""
+    path = tmp_path / f"{dataset}.{method}.{top_k}"
+    path.mkdir()
+    config = {"run": {"dataset": dataset, "method": method}, "settings": {"top_k": top_k}}
+    (path / "config.json").write_text(json.dumps(config))
+    metrics = {"dataset": dataset, "method": method, "primary": "em", "overall": {"em": em}}
+    (path / "metrics.json").write_text(json.dumps(metrics))
+    return path
+
+
+@pytest.mark.parametrize("x", ["method", "dataset", "top_k"])
+def test_report_plots_a_category_setting_as_bars(tmp_path: Path, x: str) -> None:
+    # A non-numeric --x used to fail: "could not convert string to float: 'direct'".
+    from click.testing import CliRunner
+
+    from search_o1.cli import cli
+
+    runs = [
+        _run_dir(tmp_path, d, m, k, em)
+        for d, m, k, em in [
+            ("nq", "direct", 5, 0.2),
+            ("nq", "search-o1", 5, 0.4),
+            ("hotpotqa", "direct", 10, 0.1),
+            ("hotpotqa", "search-o1", 10, 0.3),
+        ]
+    ]
+    out = tmp_path / "plot.png"
+    args = ["report", *map(str, runs), "--plot", "--x", x, "--out", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert result.output == f"wrote {out}\n"
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

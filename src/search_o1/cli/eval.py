@@ -117,8 +117,11 @@ def command(
 
 
 def _no_rows(data: Dataset) -> str:
-    why = f"; first skipped: line {data.skipped[0].line}: {data.skipped[0].reason}"
-    return f"{data.path}: no usable rows{why if data.skipped else ''} (check --fields/--task)"
+    if not data.skipped:  # nothing malformed: the file holds no rows at all
+        return f"{data.path}: no rows (it is empty, or only blank lines)"
+    first = data.skipped[0]
+    why = f"first skipped: line {first.line}: {first.reason}"
+    return f"{data.path}: no usable rows; {why} (check --fields/--task)"
 
 
 def _failed_line(outcome: RunOutcome) -> str:

@@ -17,7 +17,13 @@ _RUN_DIR = click.Path(path_type=Path, exists=True, file_okay=False)
 @click.option("--diff", "show_diff", is_flag=True, help="Per-item diff of exactly two runs.")
 @click.option("--all", "all_changes", is_flag=True, help="With --diff: every changed prediction.")
 @click.option("--plot", "make_plot", is_flag=True, help="Plot --metric against setting --x.")
-@click.option("--x", "x_setting", default="top_k", show_default=True, help="Setting on the x axis.")
+@click.option(
+    "--x",
+    "x_setting",
+    default="top_k",
+    show_default=True,
+    help="Setting on the x axis (numbers: lines; names such as method: bars).",
+)
 @click.option("--metric", help="Metric to plot (default: each run's primary metric).")
 @click.option("--out", type=click.Path(path_type=Path), help="PNG file for --plot.")
 def command(

@@ -124,7 +124,8 @@ def _document_text(path: Path) -> tuple[str, str]:
     except OSError as e:
         raise ValueError(f"{path}: cannot read ({e.strerror})") from None
     try:
-        doc = extract(data, file_content_type(path.suffix), path.as_uri())
+        # A file URI must be absolute; the user may have named the file relatively.
+        doc = extract(data, file_content_type(path.suffix), path.absolute().as_uri())
     except UnsupportedContent as e:
         raise ValueError(f"{path}: {e}") from None
     return doc.title, doc.text

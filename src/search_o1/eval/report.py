@@ -215,27 +215,49 @@ def _setting(run: Run, name: str) -> Any:
     raise ConfigError(f"{run.path}: no setting {name!r} in config.json")
 
 
+def _x_value(run: Run, name: str) -> float | str:
+    """A setting as a plot position: a number, or a category's name (method, dataset, a
+    backend list)."""
+    value = _setting(run, name)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
 def plot(runs: Sequence[Run], *, x: str, metric: str, out: Path) -> Path:
-    """A PNG of `metric` against setting `x`, one line per (dataset, method)."""
+    """A PNG of `metric` against setting `x`: one line per (dataset, method) when every
+    value of `x` is a number, else grouped bars, a group per value of `x`."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
 
-    series: dict[str, list[tuple[float, float]]] = {}
+    series: dict[str, list[tuple[float | str, float]]] = {}
     for run in runs:
         value = run.metrics["overall"].get(metric)
         if value is None:
             raise ConfigError(
                 f"{run.path}: no metric {metric!r}; has {', '.join(run.metrics['overall'])}"
             )
-        key = f"{title_of(run.metrics['dataset'])} · {run.metrics['method']}"
-        series.setdefault(key, []).append((float(_setting(run, x)), 100 * float(value)))
+        # The part of (dataset, method) that is on the x axis does not name a series.
+        parts = {"dataset": title_of(run.metrics["dataset"]), "method": run.metrics["method"]}
+        key = " · ".join(v for k, v in parts.items() if k != x)
+        series.setdefault(key, []).append((_x_value(run, x), 100 * float(value)))
     fig, ax = plt.subplots(figsize=(6, 4))
-    for key, points in sorted(series.items()):
-        xs, ys = zip(*sorted(points), strict=True)
-        ax.plot(xs, ys, marker="o", label=key)
-    scale_axes(ax, series)
+    numeric = {
+        k: [(float(a), b) for a, b in points]
+        for k, points in series.items()
+        if all(isinstance(a, float) for a, _ in points)
+    }
+    if len(numeric) == len(series):
+        for key, points in sorted(numeric.items()):
+            xs, ys = zip(*sorted(points), strict=True)
+            ax.plot(xs, ys, marker="o", label=key)
+        scale_axes(ax, numeric)
+    else:
+        _bars(ax, series)
     ax.set_xlabel(x)
     ax.set_ylabel(f"{_NAMES.get(metric, metric)} (%)")
     ax.grid(alpha=0.3)
@@ -244,6 +266,19 @@ def plot(runs: Sequence[Run], *, x: str, metric: str, out: Path) -> Path:
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out
+
+
+def _bars(ax: Any, series: Mapping[str, Sequence[tuple[float | str, float]]]) -> None:
+    """Grouped bars: a group per category (in the order the runs were given), a bar per
+    series; percent from 0, as the line plot has it."""
+    categories = list(dict.fromkeys(str(a) for points in series.values() for a, _ in points))
+    width = 0.8 / len(series)
+    for i, (key, points) in enumerate(sorted(series.items())):
+        spots = [categories.index(str(a)) + (i - (len(series) - 1) / 2) * width for a, _ in points]
+        ax.bar(spots, [b for _, b in points], width=width, label=key)
+    ax.set_xticks(range(len(categories)), categories)
+    top = max((b for points in series.values() for _, b in points), default=0.0)
+    ax.set_ylim(0, min(100.0, top * 1.15) if top > 0 else 100.0)
 
 
 def scale_axes(ax: Any, series: Mapping[str, Sequence[tuple[float, float]]]) -> None:
