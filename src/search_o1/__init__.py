@@ -17,8 +17,18 @@ The public API: build settings, open a pipeline, run questions.
 from search_o1.answer import extract_answer, extract_boxed, extract_code
 from search_o1.cache import Cache, open_cache
 from search_o1.config import Settings, load_settings
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
+from search_o1.engine import (
+    METHODS,
+    ChainLimits,
+    Engine,
+    EngineOptions,
+    Method,
+    Opening,
+    ReaderOptions,
+    SearchOptions,
+    get_method,
+    register_method,
+)
 from search_o1.errors import (
     BackendError,
     CacheError,
@@ -33,7 +43,6 @@ from search_o1.errors import (
 )
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
-from search_o1.methods import METHODS, Method, Opening, get_method, register_method
 from search_o1.pipeline import build_llm, build_search, engine_options, open_pipeline
 from search_o1.registry import LLMFactory, SearchFactory
 from search_o1.registry import register as register_backend

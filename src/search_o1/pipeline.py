@@ -1,5 +1,7 @@
 """Wire an Engine from Settings: model, reader model, search backend, document source.
 
+The one place that maps `Settings` onto the engine's explicit options (`engine_options`).
+
 The pipeline owns what it opens (model clients, the embedded server's reference, search
 clients, the page fetcher, the cache) and closes all of it on exit, in reverse order.
 """
@@ -13,8 +15,7 @@ from typing import Literal
 from search_o1 import profiles
 from search_o1.cache import Cache, CacheSlot
 from search_o1.config import Settings
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
+from search_o1.engine import ChainLimits, Engine, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.fetch import build_documents
 from search_o1.llm.base import LLM
 from search_o1.prompts.templates import PromptSet, load_prompts
@@ -84,9 +85,11 @@ def _reader_options(settings: Settings) -> ReaderOptions:
     if settings.profile != "paper":
         return ReaderOptions(enabled=settings.reader, max_tokens=settings.reader_max_tokens)
     return ReaderOptions(
-        enabled=settings.reader, max_tokens=settings.reader_max_tokens,
-        sampling=Sampling(0.7, 0.8, 20, 1.05, seed=settings.seed), one_line=True,
-    )  # fmt: skip
+        enabled=settings.reader,
+        max_tokens=settings.reader_max_tokens,
+        sampling=Sampling(0.7, 0.8, 20, 1.05, seed=settings.seed),
+        one_line=True,
+    )
 
 
 def _needs_reader_llm(settings: Settings) -> bool:

@@ -24,16 +24,18 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
-from search_o1.config import Settings, TaskKind
 from search_o1.engine import Engine, Phase, PhaseGate
+from search_o1.tasks import TaskKind
 from search_o1.types import Trace
 
 Schedule = Literal["async", "rounds"]
 SCHEDULES: tuple[str, ...] = ("async", "rounds")
 _PHASES: tuple[Phase, ...] = ("generate", "search", "read")
-# The settings' defaults, for callers that name no limit.
-_LLM_LIMIT: int = Settings.model_fields["max_llm_inflight"].default
-_SEARCH_LIMIT: int = Settings.model_fields["max_search_inflight"].default
+# For callers that name no limit (the settings' defaults are these). Models: vLLM's
+# default max_num_seqs (more only queue inside the server); searches: search APIs
+# rate-limit, and local indexes gain nothing past this.
+LLM_INFLIGHT = 256
+SEARCH_INFLIGHT = 64
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,8 @@ async def run_all(
     concurrency: int,
     on_result: ResultSink,
     schedule: str = "async",
-    llm_limit: int | None = None,
-    search_limit: int | None = None,
+    llm_limit: int = LLM_INFLIGHT,
+    search_limit: int = SEARCH_INFLIGHT,
 ) -> None:
     """Run every job; `on_result` is called as each one finishes (in finishing order).
 
@@ -131,7 +133,7 @@ async def run_all(
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule!r}; known: {', '.join(SCHEDULES)}")
-    limits = _Limits(llm_limit or _LLM_LIMIT, search_limit or _SEARCH_LIMIT)
+    limits = _Limits(llm_limit, search_limit)
     if schedule == "rounds":
         iterator = iter(jobs)
         while batch := list(islice(iterator, max(1, concurrency))):

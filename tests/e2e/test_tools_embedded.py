@@ -11,8 +11,7 @@ import importlib.util
 
 import pytest
 
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine import ChainLimits, Engine, EngineOptions
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Event, FinishReason, Hit, Sampling, SearchStarted
 

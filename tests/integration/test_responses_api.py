@@ -15,8 +15,7 @@ from tests.servers.responses_server import responses_server
 from tests.servers.tool_server import PLAIN, tool_server, two_hop_tools
 
 from search_o1.chat import ChatMessage, ToolCall, ToolReply, search_tool
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine import ChainLimits, Engine, EngineOptions
 from search_o1.errors import BackendError
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.tools import ToolRequest

@@ -24,8 +24,7 @@ from tests.servers.tool_server import (
     two_hop_tools,
 )
 
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine import ChainLimits, Engine, EngineOptions
 from search_o1.llm.openai import OpenAILLM
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Event, FinishReason, Hit, SearchFinished, SearchStarted, TextDelta

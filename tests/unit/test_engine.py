@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from search_o1 import markers as mk
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions
+from search_o1.engine import ChainLimits, Engine, EngineOptions, ReaderOptions
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Event, FinishReason, Hit, Prompt, SearchFinished, TextDelta

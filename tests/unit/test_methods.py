@@ -13,11 +13,18 @@ from click.testing import CliRunner
 from search_o1 import markers as mk
 from search_o1.cli import cli
 from search_o1.config import load_settings
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine import (
+    METHODS,
+    ChainLimits,
+    Engine,
+    EngineOptions,
+    Method,
+    Opening,
+    get_method,
+    register_method,
+)
 from search_o1.errors import ConfigError
 from search_o1.llm.scripted import ScriptedLLM
-from search_o1.methods import METHODS, Method, Opening, get_method, register_method
 from search_o1.pipeline import engine_options
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Hit

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from search_o1 import markers as mk
 from search_o1.config import load_settings
-from search_o1.engine import Engine
-from search_o1.engine_options import ChainLimits, EngineOptions, ReaderOptions, SearchOptions
+from search_o1.engine import ChainLimits, Engine, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.pipeline import engine_options
 from search_o1.prompts.templates import NOTICES, load_prompts

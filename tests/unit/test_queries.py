@@ -7,8 +7,7 @@ import doctest
 
 from search_o1 import markers as mk
 from search_o1 import queries
-from search_o1.engine import FORCED_QUERY_TOKENS, Engine
-from search_o1.engine_options import ChainLimits, EngineOptions
+from search_o1.engine import FORCED_QUERY_TOKENS, ChainLimits, Engine, EngineOptions
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
 from search_o1.types import FinishReason, Hit

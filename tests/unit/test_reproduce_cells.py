@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from search_o1.config import load_settings
+from search_o1.engine import get_method, has_tools_mode
 from search_o1.eval import paper_tables, reproduce
 from search_o1.eval.reproduce import CellResult, MatrixOptions, render_matrix, run_matrix
-from search_o1.methods import get_method, has_tools_mode
 
 
 def test_a_method_without_tools_mode_is_a_noted_cell_in_tools_mode(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ from search_o1.cli.options import (
     settings_from_flags,
 )
 from search_o1.config import Settings
+from search_o1.engine import METHODS, get_method
 from search_o1.errors import ConfigError, SearchO1Error
-from search_o1.methods import METHODS, get_method
 from search_o1.pipeline import open_pipeline
 from search_o1.types import FinishReason, Trace, to_jsonable
 

@@ -18,6 +18,7 @@ from search_o1.cli.options import (
 )
 from search_o1.cli.progress import interrupt_notice, progress_bar
 from search_o1.config import Settings
+from search_o1.engine import METHODS, get_method, has_tools_mode
 from search_o1.errors import BackendError, ConfigError
 from search_o1.eval.datasets import (
     DATA_DIR_ENV,
@@ -28,7 +29,6 @@ from search_o1.eval.datasets import (
 )
 from search_o1.eval.runner import RunOptions, RunOutcome, check_resume, preflight, run_eval
 from search_o1.eval.sandbox import Limits
-from search_o1.methods import METHODS, get_method, has_tools_mode
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from search_o1.config import TASKS, TaskKind
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.eval.rows import Item, RowError, parse_row, row_id
+from search_o1.tasks import TASKS, TaskKind
 
 DATA_DIR_ENV = "SEARCH_O1_DATA_DIR"
 PRIMARY_METRIC: dict[str, str] = {

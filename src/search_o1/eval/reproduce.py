@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from search_o1.config import Settings
+from search_o1.engine import get_method, has_tools_mode
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.eval import runfiles
 from search_o1.eval.datasets import KNOWN, load_dataset, title_of
@@ -21,7 +22,6 @@ from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, SPLITS, TABLES, 
 from search_o1.eval.report import PAPER_COLUMNS
 from search_o1.eval.runner import Progress, RunOptions, run_eval
 from search_o1.eval.sandbox import Limits
-from search_o1.methods import get_method, has_tools_mode
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from search_o1 import prompts as builtin
-from search_o1.config import TASKS
 from search_o1.errors import ConfigError
 from search_o1.prompts.tools import search_o1_tools_instruction
+from search_o1.tasks import TASKS
 from search_o1.types import Document
 
 __all__ = ["NOTICES", "SLOTS", "PromptSet", "load_prompts", "page_fields"]

@@ -22,10 +22,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from search_o1.config import TASKS, Settings
-from search_o1.engine import Engine
+from search_o1.config import Settings
+from search_o1.engine import METHODS, Engine
 from search_o1.errors import QueueFull, SearchO1Error
-from search_o1.methods import METHODS
 from search_o1.pipeline import open_pipeline
 from search_o1.serve import openai_wire as wire
 from search_o1.serve.health import health_report
@@ -33,6 +32,7 @@ from search_o1.serve.page import page_routes
 from search_o1.serve.responses import CompletionResponse, EventStreamResponse
 from search_o1.serve.retrieve import parse_retrieve, retrieve
 from search_o1.serve.runs import Limiter, Run, cancel_all
+from search_o1.tasks import TASKS
 
 EngineFactory = Callable[[], AbstractAsyncContextManager[Engine]]
 EngineSource = Engine | Settings | EngineFactory

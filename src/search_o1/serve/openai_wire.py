@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from search_o1 import markers as mk
-from search_o1.config import TASKS
-from search_o1.methods import METHODS
+from search_o1.engine import METHODS
+from search_o1.tasks import TASKS
 from search_o1.types import FinishReason, SearchRecord, Trace
 
 EXTENSION = "search_o1"  # the key of our extension object in responses and chunks

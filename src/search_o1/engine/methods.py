@@ -19,13 +19,19 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from search_o1 import markers as mk
-from search_o1.engine_options import ChainLimits
+from search_o1.engine.options import ChainLimits
 from search_o1.errors import ConfigError
 from search_o1.prompts.templates import PromptSet
 
 __all__ = [
-    "METHODS", "Answer", "Method", "Opening", "get_method", "has_tools_mode", "register_method",
-]  # fmt: skip
+    "METHODS",
+    "Answer",
+    "Method",
+    "Opening",
+    "get_method",
+    "has_tools_mode",
+    "register_method",
+]
 
 Answer = Literal["none", "raw", "documents", "reader"]
 

@@ -6,26 +6,16 @@ page limit, and refused with a reason if it was never shown or the limit is reac
 from __future__ import annotations
 
 import dataclasses
-from contextlib import AbstractAsyncContextManager
-from typing import Literal, Protocol
 
 from search_o1 import markers as mk
-from search_o1.engine_options import EngineOptions
+from search_o1.engine.options import EngineOptions
+from search_o1.engine.state import ChainState
 from search_o1.search.base import DocumentSource, PageSource
-from search_o1.types import Document, Hit, SearchRecord
-
-
-class PageChain(Protocol):
-    """What page reading needs of a chain: the hits it was shown, its page count."""
-
-    seen_hits: dict[str, Hit]
-    url_fetches: int
-
-    def phase(self, name: Literal["search"]) -> AbstractAsyncContextManager[None]: ...
+from search_o1.types import Document, SearchRecord
 
 
 async def read_pages(
-    chain: PageChain, request: str, documents: DocumentSource, options: EngineOptions
+    state: ChainState, request: str, documents: DocumentSource, options: EngineOptions
 ) -> SearchRecord:
     """The record (and inserted page blocks) for one `<|begin_url|>...<|end_url|>` request."""
     urls = [u.strip() for u in request.split(",") if u.strip()] or [request]
@@ -33,32 +23,35 @@ async def read_pages(
     read: list[Document] = []
     errors: list[str] = []
     for url in urls:
-        text, doc, error = await _page(chain, url, documents, options)
+        text, doc, error = await _page(state, url, documents, options)
         blocks.append(mk.page_block(mk.neutralise(text)))
         read += [doc] if doc is not None else []
         errors += [f"{url}: {error}"] if error else []
     return SearchRecord(
-        request, "failed" if not read else "searched",
-        hits=tuple(d.hit for d in read), documents=tuple(read),
-        inserted="".join(blocks), error="; ".join(errors) or None,
-    )  # fmt: skip
+        request,
+        "failed" if not read else "searched",
+        hits=tuple(d.hit for d in read),
+        documents=tuple(read),
+        inserted="".join(blocks),
+        error="; ".join(errors) or None,
+    )
 
 
 async def _page(
-    chain: PageChain, url: str, documents: DocumentSource, options: EngineOptions
+    state: ChainState, url: str, documents: DocumentSource, options: EngineOptions
 ) -> tuple[str, Document | None, str | None]:
     """(text to insert, the document read, why not) for one requested URL."""
-    hit = chain.seen_hits.get(url)
-    if hit is None or chain.url_fetches >= options.limits.max_url_fetches:
+    hit = state.seen_hits.get(url)
+    if hit is None or state.url_fetches >= options.limits.max_url_fetches:
         why = (
             "that URL was not in any search result"
             if hit is None
             else "the page-reading limit has been reached"
         )
         return f"Cannot read the page: {why}.", None, why
-    chain.url_fetches += 1
+    state.url_fetches += 1
     page_chars = options.search.page_chars
-    async with chain.phase("search"):
+    async with state.phase("search"):
         if page_chars is not None and isinstance(documents, PageSource):
             doc = await documents.page(hit, page_chars)
         else:

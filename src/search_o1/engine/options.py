@@ -1,7 +1,7 @@
 """What an Engine needs to know, as small frozen values (not the whole `Settings`).
 
-`pipeline.engine_options(settings)` maps the user's settings onto these; a test or a
-library user builds them directly:
+`pipeline.engine_options(settings)` maps the user's settings onto these (the one place
+that reads `Settings`); a test or a library user builds them directly:
 
     Engine(ScriptedLLM([...]), MemorySearch({...}), options=EngineOptions(
         limits=ChainLimits(max_searches=1), reader=ReaderOptions(enabled=False)))
@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from search_o1.config import TASKS, TaskKind
 from search_o1.errors import ConfigError
 from search_o1.prompts.templates import PromptSet
+from search_o1.tasks import TASKS, TaskKind
 from search_o1.types import Sampling
 
 __all__ = ["NO_LIMIT_TOKENS", "ChainLimits", "EngineOptions", "ReaderOptions", "SearchOptions"]
@@ -66,9 +66,13 @@ class ChainLimits:
     def __post_init__(self) -> None:
         _at_least("limits", 0, max_searches=self.max_searches, max_url_fetches=self.max_url_fetches)
         _at_least(
-            "limits", 1, max_turns=self.max_turns, max_tokens=self.max_tokens,
-            max_call_tokens=self.max_call_tokens, context_length=self.context_length,
-        )  # fmt: skip
+            "limits",
+            1,
+            max_turns=self.max_turns,
+            max_tokens=self.max_tokens,
+            max_call_tokens=self.max_call_tokens,
+            context_length=self.context_length,
+        )
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,13 @@ class SearchOptions:
     page_chars: int | None = None
 
     def __post_init__(self) -> None:
-        _at_least("search", 1, top_k=self.top_k, max_doc_chars=self.max_doc_chars,
-                  page_chars=self.page_chars)  # fmt: skip
+        _at_least(
+            "search",
+            1,
+            top_k=self.top_k,
+            max_doc_chars=self.max_doc_chars,
+            page_chars=self.page_chars,
+        )
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,7 @@ class EngineOptions:
     the search limit after it (ours); "notice" checks the limit first and answers a
     repeat with a notice (the paper's; rag-agent inserts nothing for a repeat).
     `tools`: the model searches by calling a function tool instead of writing query
-    markers (`--api-mode tools`; see engine_tools.py).
+    markers (`--api-mode tools`; see engine/tool_turns.py).
     """
 
     limits: ChainLimits = field(default_factory=ChainLimits)

@@ -1,0 +1,154 @@
+"""Answering one query of a chain: the refusals (blank, repeated, a placeholder, over the
+limit), the search, reading the hits, Reason-in-Documents, and the block that goes in.
+
+Both turn drivers (query markers and tool calls) answer their queries here, so every
+query follows one rule whichever way the model asked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Literal
+
+from search_o1 import markers as mk
+from search_o1.engine.options import EngineOptions
+from search_o1.engine.pages import read_pages
+from search_o1.engine.state import ChainState
+from search_o1.errors import BackendError, ConfigError
+from search_o1.queries import not_searched
+from search_o1.reader import Reader, format_documents, format_hits
+from search_o1.search.base import DocumentSource, Search
+from search_o1.types import Document, Hit, SearchFinished, SearchRecord, SearchStarted
+
+__all__ = ["Mode", "QueryAnswerer"]
+
+# What a search's hits become: listed as they are, read into documents, or also refined.
+Mode = Literal["raw", "documents", "reader"]
+
+
+class QueryAnswerer:
+    """Answers a chain's queries and page requests with one search backend, one
+    document source and one reader, under one set of options."""
+
+    def __init__(
+        self,
+        search: Search | None,
+        documents: DocumentSource,
+        reader: Reader,
+        options: EngineOptions,
+    ) -> None:
+        self.search = search
+        self.documents = documents
+        self.reader = reader
+        self.options = options
+
+    async def answer(self, state: ChainState, query: str) -> SearchRecord:
+        """Answer a query the model wrote: its block goes into the chain, its record back."""
+        state.emit(SearchStarted(query))
+        record = self.refusal(state, query)
+        if record is None:
+            state.searches += 1
+            record = await self.run_search(state, query, mode=self.mode(state))
+            if record.outcome == "searched":
+                state.results[query] = record.inserted
+        state.append(record.inserted)
+        state.emit(SearchFinished(record))
+        return record
+
+    def refusal(self, state: ChainState, query: str) -> SearchRecord | None:
+        """The record of a query that is not searched (blank, repeated, a placeholder,
+        over the limit), or None to search it.
+
+        Ours: a repeat gets its earlier result again, before the limit is checked. The
+        paper's ("notice"): the limit first, then a notice for a repeat (rag-agent: no
+        text at all for a repeat). Notices come from the prompt set.
+        """
+        paper = self.options.repeated_query == "notice"
+        limit = self.options.limits.max_searches
+        record = not_searched(
+            query,
+            context=f"{state.trace.question}\n{state.prompt.continuation}",
+            shown=state.shown_queries,
+            earlier={} if paper else state.results,
+            searches_left=limit - state.searches,
+        )
+        prompts = self.options.prompts
+        if record is None and query in state.results:  # the paper's repeat, after the limit
+            text = prompts.notice("repeat", state.task, query=query)
+            silent = state.method.answer == "raw"
+            inserted = "" if silent else mk.result_block(text)
+            record = SearchRecord(query, "repeated", inserted=inserted)
+        elif record is not None and record.outcome in ("empty", "limit"):
+            text = prompts.notice(record.outcome, state.task, query=query, max_searches=limit)
+            record = dataclasses.replace(record, inserted=mk.result_block(text))
+        return record
+
+    def mode(self, state: ChainState) -> Mode:
+        """What the chain's method makes of hits (documents when the reader is off)."""
+        answer = state.method.answer
+        if answer == "none" or (answer == "reader" and not self.options.reader.enabled):
+            return "documents"
+        return answer
+
+    async def run_search(self, state: ChainState, query: str, *, mode: Mode) -> SearchRecord:
+        """Search; then "raw": list the hits; "documents": read them; "reader": also refine."""
+        start = time.perf_counter()
+        if self.search is None:  # Engine checked the method; a method's bug lands here
+            raise ConfigError(f"the {state.method.name} method searched without a backend")
+        hits: tuple[Hit, ...] = ()
+        documents: tuple[Document, ...] = ()
+        reader = None
+        try:
+            async with state.phase("search"):
+                hits = tuple(await self.search.search(query, k=self.options.search.top_k))
+                if mode != "raw":
+                    documents = tuple(await self.documents.read(query, hits))
+            if mode == "raw":
+                state.seen_hits.update({h.url or h.id: h for h in hits})
+                inserted = format_hits(hits)
+            elif mode == "documents":
+                inserted = format_documents(documents)
+            else:
+                async with state.phase("read"):
+                    reader = await self.reader.refine(
+                        state.prompt.continuation, query, documents, task=state.task
+                    )
+                state.trace.reader_usage += reader.usage
+                inserted = reader.refined
+        except BackendError as e:
+            # Failures are data: recorded, and told to the model, which carries on. A
+            # reader that overflows its context lands here too rather than ending the chain.
+            note = f"The search failed ({e}). Continue without it or try another query."
+            return SearchRecord(
+                query,
+                "failed",
+                hits=hits,
+                documents=documents,
+                error=str(e),
+                inserted=mk.result_block(mk.neutralise(note)),
+                latency_s=time.perf_counter() - start,
+            )
+        return SearchRecord(
+            query,
+            "searched",
+            hits=hits,
+            documents=documents,
+            reader=reader,
+            inserted=self._block(inserted, refined=reader is not None),
+            latency_s=time.perf_counter() - start,
+        )
+
+    def _block(self, inserted: str, *, refined: bool) -> str:
+        if refined and self.options.reader.one_line:
+            # The paper's shape: the facts on one line, tight between the markers.
+            return f"\n\n{mk.BEGIN_RESULT}{inserted.replace(chr(10), '')}{mk.END_RESULT}\n\n"
+        return mk.result_block(inserted)
+
+    async def read_url(self, state: ChainState, request: str) -> SearchRecord:
+        """rag-agent: the model asked for pages it saw in earlier results (a,b: several)."""
+        state.emit(SearchStarted(request))
+        record = await read_pages(state, request, self.documents, self.options)
+        state.append(record.inserted)
+        state.emit(SearchFinished(record))
+        return record
