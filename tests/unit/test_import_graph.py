@@ -48,11 +48,8 @@ def test_importing_into_a_package_runs_its_init(tmp_path: Path) -> None:
     assert cycles(graph(root, "pkg")) == [["pkg.m", "pkg.sub", "pkg.sub.core"]]
 
 
-def test_no_import_cycle_outside_the_openai_client() -> None:
-    # The OpenAI client's flat modules are being made one package (issue 21, item 2);
-    # every other module is already free of cycles.
-    found = cycles(graph())
-    assert [c for c in found if not all(m.startswith("search_o1.llm.") for m in c)] == []
+def test_no_import_cycle_in_the_package() -> None:
+    assert cycles(graph()) == []
 
 
 def test_nothing_the_engine_imports_reads_settings() -> None:
