@@ -227,3 +227,13 @@ def test_ask_reads_a_document_named_relatively(server: FakeOpenAIServer, tmp_pat
     assert out.returncode == 0, out.stderr
     hits = json.loads(out.stdout)["searches"][0]["hits"]
     assert [h["title"] for h in hits] == ["Glimmer Bridge"]
+
+
+def test_ask_says_no_answer_for_the_placeholder(tmp_path: Path) -> None:
+    # It used to print "answer: YOUR_ANSWER" and "finish: answered".
+    with openai_server(lambda body: r"So: \boxed{YOUR_ANSWER}", return_stop=False) as srv:
+        args = ["--base-url", srv.url, "--chat-template", "chatml", "--method", "direct"]
+        out = run_cli("ask", "Where was Giacomo Puccini born?", *args, tmp_path=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "answer: (none)" in out.stdout and "YOUR_ANSWER" not in out.stdout.split("───")[-1]
+    assert "finish: no_answer" in out.stdout

@@ -301,3 +301,24 @@ def test_killed_run_resumes_and_report_compares(tmp_path: Path) -> None:
     assert "run: 8 better · zero: 0 better · 8 shown" in diff.stdout
     bad = cli("report", "run", "--diff", cwd=tmp_path)
     assert bad.returncode == 2 and "exactly two runs" in bad.stderr
+
+
+def test_a_box_holding_the_placeholder_is_no_answer(tmp_path: Path) -> None:
+    # A small model copies the instruction's "\boxed{YOUR_ANSWER}"; it used to count as a
+    # valid answer "YOUR_ANSWER". An earlier real box still counts.
+    rows = [
+        {"id": "q1", "question": "Where was Puccini born?", "golden_answers": ["Lucca"]},
+        {"id": "q2", "question": "Who wrote Tosca?", "golden_answers": ["Puccini"]},
+    ]
+    data = write_jsonl(tmp_path / "qa.jsonl", rows)
+    answers = {
+        rows[0]["question"]: r"Answer in the form \boxed{YOUR_ANSWER}.",
+        rows[1]["question"]: r"\boxed{Puccini}, given as \boxed{YOUR\_ANSWER}",
+    }
+    with serve(answers) as srv:
+        m, _ = evaluate(srv.url, tmp_path, str(data), "run", "--task", "qa")
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "results.jsonl").open())}
+    assert records["q1"]["prediction"] is None and records["q1"]["metrics"]["valid"] == 0.0
+    assert records["q1"]["finish_reason"] == "no_answer"
+    assert records["q2"]["prediction"] == "Puccini" and records["q2"]["metrics"]["em"] == 1.0
+    assert m["num_valid"] == 1
