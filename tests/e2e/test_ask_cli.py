@@ -237,3 +237,19 @@ def test_ask_says_no_answer_for_the_placeholder(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "answer: (none)" in out.stdout and "YOUR_ANSWER" not in out.stdout.split("───")[-1]
     assert "finish: no_answer" in out.stdout
+
+
+def test_cache_stats_after_a_corpus_run_says_local_searches_are_not_cached(
+    server: FakeOpenAIServer, corpus: Path, tmp_path: Path
+) -> None:
+    args = ["--base-url", server.url, "--chat-template", "chatml", "--corpus", str(corpus)]
+    asked = run_cli(
+        "ask", "Where was the designer of the Glimmer Bridge born?", *args, tmp_path=tmp_path
+    )
+    assert asked.returncode == 0, asked.stderr
+    stats = run_cli("cache", "stats", tmp_path=tmp_path)
+    assert stats.returncode == 2
+    assert stats.stderr == (
+        "error: no cache at .search-o1/cache.sqlite; only web searches and fetched pages are"
+        " cached; local corpus searches (bm25, dense, memory) are not\n"
+    )

@@ -15,6 +15,12 @@ from search_o1.cache import Cache, CacheMode
 from search_o1.config import load_settings
 from search_o1.errors import ConfigError
 
+# The rule (search/factory.py): a local corpus answers the same way every time, cheaply.
+_WHAT_IS_CACHED = (
+    "only web searches and fetched pages are cached; local corpus searches "
+    "(bm25, dense, memory) are not"
+)
+
 _path_option = click.option(
     "--cache-path",
     type=click.Path(dir_okay=False),
@@ -27,7 +33,7 @@ def _open(cache_path: str | None, mode: CacheMode = "replay") -> Cache:
     # Reading (stats, export) opens read-only, so a shared read-only snapshot works.
     path = Path(load_settings({"cache_path": cache_path}).cache_path)
     if mode == "replay" and not path.exists():
-        raise ConfigError(f"no cache at {path}")
+        raise ConfigError(f"no cache at {path}; {_WHAT_IS_CACHED}")
     return Cache(path, mode)
 
 
@@ -40,7 +46,8 @@ def command() -> None:
 @_path_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def stats(cache_path: str | None, as_json: bool) -> None:
-    """Entries by kind, stored size, and the runs that used them."""
+    """Entries by kind, stored size, and the runs that used them (web searches and pages
+    only: local corpus searches are not cached)."""
     cache = _open(cache_path)
     try:
         s = cache.stats()

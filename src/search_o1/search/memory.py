@@ -14,13 +14,34 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from search_o1.errors import InputFileError
+from search_o1.errors import ConfigError, InputFileError
 from search_o1.types import Hit
 
 if TYPE_CHECKING:
     from search_o1.config import Settings
 
 _HIT_FIELDS = frozenset(f.name for f in dataclasses.fields(Hit))
+# A hit as MemorySearch takes it: a Hit, or a dict shaped like the JSON hits format.
+RawHit = Hit | Mapping[str, Any]
+
+
+def as_hit(raw: RawHit, query: str) -> Hit:
+    """A Hit, or one made from a dict with Hit's fields (`id` and `title` required)."""
+    if isinstance(raw, Hit):
+        return raw
+    problem = _hit_problem(raw)
+    if problem:
+        raise ConfigError(f"memory search: a hit of {query!r} {problem}")
+    return Hit(**{**raw, "id": str(raw["id"]), "title": str(raw["title"])})
+
+
+def _hit_problem(raw: Any) -> str | None:
+    if not isinstance(raw, Mapping):
+        return f"is a {type(raw).__name__}, not a Hit or a dict"
+    if not {"id", "title"} <= raw.keys():
+        return "lacks 'id' or 'title'"
+    unknown = raw.keys() - _HIT_FIELDS
+    return f"has unknown fields {sorted(unknown)}" if unknown else None
 
 
 class MemorySearch:
@@ -32,9 +53,16 @@ class MemorySearch:
     name = "memory"
 
     def __init__(
-        self, results: Mapping[str, Sequence[Hit]] | Callable[[str], Sequence[Hit]]
+        self, results: Mapping[str, Sequence[RawHit]] | Callable[[str], Sequence[RawHit]]
     ) -> None:
-        self._results = results
+        """`results` maps a query to its hits, or is a function of the query; a hit is a
+        Hit or a dict with Hit's fields (the JSON hits format), checked here for a
+        mapping and at each search for a function (ConfigError when malformed)."""
+        self._results: Mapping[str, Sequence[Hit]] | Callable[[str], Sequence[RawHit]]
+        if callable(results):
+            self._results = results
+        else:
+            self._results = {q: [as_hit(h, q) for h in hits] for q, hits in results.items()}
         self.queries: list[str] = []
 
     @classmethod
@@ -47,7 +75,7 @@ class MemorySearch:
     async def search(self, query: str, *, k: int) -> list[Hit]:
         self.queries.append(query)
         if callable(self._results):
-            return list(self._results(query))[:k]
+            return [as_hit(h, query) for h in self._results(query)][:k]
         hits = self._results.get(query)
         if hits is None:
             lowered = {q.lower(): h for q, h in self._results.items()}
@@ -84,9 +112,7 @@ def _as_list(path: Path, query: str, hits: Any) -> list[Any]:
 
 
 def _hit(path: Path, query: str, raw: Any) -> Hit:
-    if not isinstance(raw, dict) or not {"id", "title"} <= raw.keys():
-        raise InputFileError(str(path), f"a hit of {query!r} lacks 'id' or 'title'")
-    unknown = raw.keys() - _HIT_FIELDS
-    if unknown:
-        raise InputFileError(str(path), f"a hit of {query!r} has unknown fields {sorted(unknown)}")
-    return Hit(**{**raw, "id": str(raw["id"]), "title": str(raw["title"])})
+    problem = "lacks 'id' or 'title'" if not isinstance(raw, dict) else _hit_problem(raw)
+    if problem:
+        raise InputFileError(str(path), f"a hit of {query!r} {problem}")
+    return as_hit(raw, query)
