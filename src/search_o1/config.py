@@ -105,33 +105,41 @@ class Settings(BaseSettings):
 
     # --- model ---
     backend: str = setting(
-        "auto", "model", "auto (openai with --base-url, else embedded), openai, embedded, "
-        "or a plugin's name.",
-    )  # fmt: skip
+        "auto",
+        "model",
+        "auto (openai with --base-url, else embedded), openai, embedded, or a plugin's name.",
+    )
     base_url: Annotated[list[str], NoDecode] = setting(
-        group="model", factory=list, shown="none",
-        help="OpenAI-compatible server(s), e.g. http://host:8000/v1 (repeat or a,b).", results=False
-    )  # fmt: skip
+        group="model",
+        factory=list,
+        shown="none",
+        help="OpenAI-compatible server(s), e.g. http://host:8000/v1 (repeat or a,b).",
+        results=False,
+    )
     model: str | None = setting(None, "model", "Model name on the server.", shown="its first")
     api_key_env: str | None = setting(
         None, "model", "Environment variable holding the API key.", results=False
     )
     api_mode: Literal["completions", "chat", "tools"] = setting(
-        "completions", "model",
+        "completions",
+        "model",
         "Raw /v1/completions (prefix-cache friendly), chat, or tools (the model searches "
         "by calling a `search` function tool).",
-    )  # fmt: skip
+    )
     tools_api: Literal["auto", "chat", "responses"] = setting(
-        "auto", "model", "Wire of --api-mode tools: chat (/v1/chat/completions), responses "
+        "auto",
+        "model",
+        "Wire of --api-mode tools: chat (/v1/chat/completions), responses "
         "(OpenAI's /v1/responses: reasoning kept between calls), or auto (responses on "
         "api.openai.com, else chat).",
-    )  # fmt: skip
+    )
     chat_template: str | None = setting(
-        None, "model",
+        None,
+        "model",
         "server | chatml | qwen-think (qwq) | deepseek (deepseek-r1) | qwen3 | llama3 | "
         "FILE.jinja.",
         shown="per backend",
-    )  # fmt: skip
+    )
     context_length: int | None = setting(
         None, "model", "Model context window in tokens.", shown="asked from the server", gt=0
     )
@@ -146,9 +154,12 @@ class Settings(BaseSettings):
         3600.0, "model", "Whole model request, all its tokens, seconds.", gt=0, results=False
     )
     stall_timeout: float = setting(
-        120.0, "model", "Silence inside a started model stream that counts as a stall, seconds.",
-        gt=0, results=False,
-    )  # fmt: skip
+        120.0,
+        "model",
+        "Silence inside a started model stream that counts as a stall, seconds.",
+        gt=0,
+        results=False,
+    )
     # --- reader (Reason-in-Documents) ---
     reader: bool = setting(
         True, "reader", "Reason-in-Documents; --no-reader inserts the documents."
@@ -159,15 +170,20 @@ class Settings(BaseSettings):
     reader_base_url: str | None = setting(
         None, "reader", "Server for the reader model.", shown="--base-url"
     )
-    reader_max_tokens: int | None = setting(
-        None, "reader", "New tokens per reader call.", shown="the main model's per-call limit",
+    reader_max_call_tokens: int | None = setting(
+        None,
+        "reader",
+        "New tokens per reader call.",
+        shown="the main model's per-call limit",
         ge=1,
-    )  # fmt: skip
+    )
     # --- search ---
     search: Annotated[list[str], NoDecode] = setting(
-        group="search", factory=lambda: ["bm25"], shown="bm25",
+        group="search",
+        factory=lambda: ["bm25"],
+        shown="bm25",
         help="Search backend(s): bm25, serper, retriever, ...; a,b fuses them.",
-    )  # fmt: skip
+    )
     corpus: str | None = setting(
         None, "search", "JSONL file, folder, or built index for bm25 and dense."
     )
@@ -178,14 +194,18 @@ class Settings(BaseSettings):
     )
     max_doc_chars: int = setting(3000, "search", "Characters of context per document.", ge=100)
     max_page_chars: int = setting(
-        50_000, "search", "Characters of a fetched page the context window is cut from "
-        "(the paper: 8000).", ge=100,
-    )  # fmt: skip
+        50_000,
+        "search",
+        "Characters of a fetched page the context window is cut from (the paper: 8000).",
+        ge=100,
+    )
     # --- dense search (the [dense] extra; see docs/dense.md) ---
     embedding_model: str | None = setting(
-        None, "dense", "Sentence-transformers model folder for dense search.",
+        None,
+        "dense",
+        "Sentence-transformers model folder for dense search.",
         shown="all-MiniLM-L6-v2 (bundled)",
-    )  # fmt: skip
+    )
     embedding_prefixes: Literal["auto", "e5", "bge", "none"] = setting(
         "auto", "dense", "Query/passage prefixes: e5, bge, none, or auto (from the model's config)."
     )
@@ -203,40 +223,56 @@ class Settings(BaseSettings):
     task: TaskKind = setting("qa", "limits", "Task kind: the instructions and answer format.")
     max_searches: int = setting(5, "limits", "Searches per question (10 suits multi-hop).", ge=0)
     max_turns: int = setting(15, "limits", "Generation turns per question.", ge=1)
-    max_tokens: int | None = setting(
-        None, "limits", "New tokens per generation call (the paper's meaning).",
+    max_call_tokens: int | None = setting(
+        None,
+        "limits",
+        "New tokens per generation call (the paper's max_tokens).",
         shown="per dataset and --paper-model: 32768 on AIME/AMC/LiveCodeBench and outside "
         "eval, 20480 elsewhere; other models 8192",
         ge=1,
-    )  # fmt: skip
+    )
     max_total_tokens: int | None = setting(
-        None, "limits", "Budget of new tokens per question, all calls together.",
-        shown="none beyond the context window", ge=1,
-    )  # fmt: skip
+        None,
+        "limits",
+        "Budget of new tokens per question, all calls together.",
+        shown="none beyond the context window",
+        ge=1,
+    )
     force_search: bool | None = setting(
         None, "limits", "Open the chain with a query.", shown="on for the embedded model only"
     )
     # --- profile: ours or the paper's ---
     profile: Literal["ours", "paper"] = setting(
-        "ours", "profile", "paper: every value the paper's scripts use where ours differ "
+        "ours",
+        "profile",
+        "paper: every value the paper's scripts use where ours differ "
         "(docs/paper-profile.md); settings you give still win.",
-    )  # fmt: skip
+    )
     paper_model: Literal["qwq", "other"] = setting(
-        "qwq", "profile", "Which of the paper's model rows per-dataset values follow: qwq "
+        "qwq",
+        "profile",
+        "Which of the paper's model rows per-dataset values follow: qwq "
         "(QwQ-32B) or other (its 8192-token, no-repetition-penalty row).",
-    )  # fmt: skip
+    )
     repeated_query: Literal["reuse", "notice"] = setting(
-        "reuse", "profile", "A repeated query: reuse (insert its earlier result again) or "
+        "reuse",
+        "profile",
+        "A repeated query: reuse (insert its earlier result again) or "
         "notice (the paper: the limit is checked first, then a notice).",
-    )  # fmt: skip
+    )
     page_chars: int | None = setting(
-        None, "profile", "rag-agent: a page the model asks for is its first N characters "
-        "(the paper: 8000).", shown="the window around its snippet", ge=100,
-    )  # fmt: skip
+        None,
+        "profile",
+        "rag-agent: a page the model asks for is its first N characters (the paper: 8000).",
+        shown="the window around its snippet",
+        ge=100,
+    )
     prompts: str | None = setting(
-        None, "profile", "Folder of Jinja prompt templates, one per slot (docs/prompts.md).",
+        None,
+        "profile",
+        "Folder of Jinja prompt templates, one per slot (docs/prompts.md).",
         shown="built-in prompts",
-    )  # fmt: skip
+    )
     # --- sampling (the paper's defaults) ---
     temperature: float = setting(0.7, "sampling", "Sampling temperature.", ge=0)
     top_p: float = setting(0.8, "sampling", "Nucleus sampling.", gt=0, le=1)
@@ -263,14 +299,20 @@ class Settings(BaseSettings):
         ".search-o1/cache.sqlite", "cache", "Cache file (SQLite).", results=False
     )
     cache_ttl: float | None = setting(
-        None, "cache", "Entries older than this many seconds count as missing.",
-        shown="never expire", gt=0, results=False
-    )  # fmt: skip
+        None,
+        "cache",
+        "Entries older than this many seconds count as missing.",
+        shown="never expire",
+        gt=0,
+        results=False,
+    )
     # --- scheduling ---
     schedule: Literal["async", "rounds"] = setting(
-        "async", "scheduling", "async: each question moves on at once; rounds: the paper's "
-        "lock-step batches.", results=False
-    )  # fmt: skip
+        "async",
+        "scheduling",
+        "async: each question moves on at once; rounds: the paper's lock-step batches.",
+        results=False,
+    )
     concurrency: int = setting(16, "scheduling", "Questions in flight.", ge=1, results=False)
     max_llm_inflight: int = setting(
         LLM_INFLIGHT, "scheduling", "Model requests in flight.", ge=1, results=False

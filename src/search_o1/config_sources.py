@@ -49,7 +49,23 @@ class EnvSource(EnvSettingsSource):
         return {k.lower(): v for k, v in self._environ.items()}
 
 
+# Settings that changed name, so an old file or variable gets the new name, not a guess.
+RENAMED = {
+    "max_tokens": "max_call_tokens (per call; max_total_tokens is per question)",
+    "reader_max_tokens": "reader_max_call_tokens",
+}
+
+
 def did_you_mean(name: str, names: Collection[str]) -> str:
+    """A hint for an unknown setting name: its new name, or the closest known one.
+
+    >>> did_you_mean("max_tokens", ["max_call_tokens", "max_total_tokens"])
+    ' (renamed: max_call_tokens (per call; max_total_tokens is per question))'
+    >>> did_you_mean("top_kk", ["top_k", "timeout"])
+    " (did you mean 'top_k'?)"
+    """
+    if name in RENAMED:
+        return f" (renamed: {RENAMED[name]})"
     close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

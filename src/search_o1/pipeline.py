@@ -61,8 +61,8 @@ def engine_options(settings: Settings) -> EngineOptions:
         limits=ChainLimits(
             max_searches=settings.max_searches,
             max_turns=settings.max_turns,
-            max_tokens=settings.max_total_tokens,
-            max_call_tokens=settings.max_tokens,
+            max_total_tokens=settings.max_total_tokens,
+            max_call_tokens=settings.max_call_tokens,
             context_length=settings.context_length,
         ),
         sampling=settings.sampling,
@@ -83,10 +83,12 @@ def engine_options(settings: Settings) -> EngineOptions:
 def _reader_options(settings: Settings) -> ReaderOptions:
     """The reader; under the paper profile with its fixed sampling and one-line facts."""
     if settings.profile != "paper":
-        return ReaderOptions(enabled=settings.reader, max_tokens=settings.reader_max_tokens)
+        return ReaderOptions(
+            enabled=settings.reader, max_call_tokens=settings.reader_max_call_tokens
+        )
     return ReaderOptions(
         enabled=settings.reader,
-        max_tokens=settings.reader_max_tokens,
+        max_call_tokens=settings.reader_max_call_tokens,
         sampling=Sampling(0.7, 0.8, 20, 1.05, seed=settings.seed),
         one_line=True,
     )

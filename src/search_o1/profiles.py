@@ -35,7 +35,7 @@ PAPER_VALUES: dict[str, Any] = {
 
 
 def per_call_tokens(dataset: str | None, paper_model: str) -> int:
-    """The paper's per-call max_tokens: QwQ 32768 on AIME/AMC/LCB, else 20480; others 8192.
+    """The paper's per-call token limit: QwQ 32768 on AIME/AMC/LCB, else 20480; others 8192.
 
     Outside eval (no dataset) QwQ gets its longest limit.
 
@@ -60,7 +60,7 @@ def dataset_values(
     >>> v["top_k"], v["max_searches"], v["max_turns"]
     (5, 5, 10)
     """
-    values: dict[str, Any] = {"max_tokens": per_call_tokens(dataset, paper_model)}
+    values: dict[str, Any] = {"max_call_tokens": per_call_tokens(dataset, paper_model)}
     if task == "multihop":
         values.update(max_searches=10, max_turns=15)
     elif task is not None:

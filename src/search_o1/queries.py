@@ -132,11 +132,15 @@ def plausible_forced_query(query: str, question: str, shown: Iterable[str] = ())
     return not asked or bool(content_words(text) & asked)
 
 
-def not_searched(
-    query: str, *, context: str, shown: Iterable[str], earlier: Mapping[str, str],
+def refusal(
+    query: str,
+    *,
+    context: str,
+    shown: Iterable[str],
+    earlier: Mapping[str, str],
     searches_left: int,
-) -> SearchRecord | None:  # fmt: skip
-    """The record of a query answered without searching, or None to search it.
+) -> SearchRecord | None:
+    """Whether a query is refused: the record of its refusal, or None to search it.
 
     In this order: empty; repeated (`earlier` maps a query to its inserted result);
     placeholder; over the search limit. A placeholder does not use up a search.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from search_o1.chat import ChatMessage
+from search_o1.tool_chat import ChatMessage
 
 
 class FinishReason(StrEnum):

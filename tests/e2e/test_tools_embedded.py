@@ -30,7 +30,7 @@ async def test_embedded_model_searches_through_a_real_tool_call() -> None:
         force_search=True,
         task="qa",
         sampling=Sampling(temperature=0.0, seed=1),
-        limits=ChainLimits(max_searches=1, max_tokens=200, max_turns=3),
+        limits=ChainLimits(max_searches=1, max_total_tokens=200, max_turns=3),
     )
     llm = EmbeddedLLM()  # the process-wide server: the default context, as other tests expect
     events: list[Event] = []

@@ -46,19 +46,19 @@ def engine(s: Settings, answers: dict[str, str] = QUESTIONS) -> Engine:
 
 async def test_resume_refuses_other_result_settings_and_names_them(tmp_path: Path) -> None:
     ds, out = dataset(tmp_path), tmp_path / "run"
-    first = settings(top_k=1, max_tokens=20)
+    first = settings(top_k=1, max_call_tokens=20)
     opts = RunOptions(method="direct", out=out, settings=first)
     await run_eval(engine(first), dataset(tmp_path, 1), opts)
-    changed = settings(top_k=7, max_tokens=10)
+    changed = settings(top_k=7, max_call_tokens=10)
     with pytest.raises(ConfigError) as e:
         await run_eval(engine(changed), ds, RunOptions(method="direct", out=out, settings=changed))
     msg = str(e.value)
-    assert "top_k 1 -> 7" in msg and "max_tokens 20 -> 10" in msg and "new --out" in msg
+    assert "top_k 1 -> 7" in msg and "max_call_tokens 20 -> 10" in msg and "new --out" in msg
     assert "\n" not in msg
     assert json.loads((out / "config.json").read_text())["settings"]["top_k"] == 1
     # Where the server is and how long to wait change no answer: the run resumes.
     same = settings(
-        top_k=1, max_tokens=20, timeout=5, base_url="http://elsewhere:1/v1", concurrency=2
+        top_k=1, max_call_tokens=20, timeout=5, base_url="http://elsewhere:1/v1", concurrency=2
     )
     outcome = await run_eval(engine(same), ds, RunOptions(method="direct", out=out, settings=same))
     assert (outcome.resumed, outcome.ran) == (1, 3)

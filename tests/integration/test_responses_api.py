@@ -14,12 +14,12 @@ import pytest
 from tests.servers.responses_server import responses_server
 from tests.servers.tool_server import PLAIN, tool_server, two_hop_tools
 
-from search_o1.chat import ChatMessage, ToolCall, ToolReply, search_tool
 from search_o1.engine import ChainLimits, Engine, EngineOptions
 from search_o1.errors import BackendError
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.tools import ToolRequest
 from search_o1.search.memory import MemorySearch
+from search_o1.tool_chat import ChatMessage, ToolCall, ToolReply, search_tool
 from search_o1.types import Event, FinishReason, Hit, SearchStarted, TextDelta
 
 QUESTION = "Where was the designer of the Glimmer Bridge born?"

@@ -52,7 +52,7 @@ async def test_the_loop_ends_a_chain_at_the_turn_limit() -> None:
 
 async def test_the_loop_gives_each_turn_what_the_budget_leaves() -> None:
     state, driver = chain(), Countdown(9)
-    await run_chain(state, driver, limits=ChainLimits(max_tokens=25), llm=ScriptedLLM([]))
+    await run_chain(state, driver, limits=ChainLimits(max_total_tokens=25), llm=ScriptedLLM([]))
     assert driver.budgets == [25, 15, 5]
     assert state.trace.finish_reason is FinishReason.MAX_TOKENS
 

@@ -130,14 +130,14 @@ async def test_empty_query_is_told_to_the_model() -> None:
 
 async def test_generation_cut_by_the_token_budget() -> None:
     model = ScriptedLLM(["x" * 400])  # 100 "tokens" of 4 chars
-    trace = await Engine(model, corpus(), options=opts(max_tokens=10)).run("q?")
+    trace = await Engine(model, corpus(), options=opts(max_total_tokens=10)).run("q?")
     assert trace.finish_reason is FinishReason.MAX_TOKENS
     assert trace.usage.completion_tokens == 10
 
 
 async def test_budget_spans_turns() -> None:
     model = ScriptedLLM([f"{'y' * 36}{Q}director of Amélie{EQ}", reader_reply("J."), "z" * 400])
-    trace = await Engine(model, corpus(), options=opts(max_tokens=20)).run("q?")
+    trace = await Engine(model, corpus(), options=opts(max_total_tokens=20)).run("q?")
     assert trace.finish_reason is FinishReason.MAX_TOKENS
     assert trace.usage.completion_tokens <= 20
 

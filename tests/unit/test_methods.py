@@ -102,13 +102,20 @@ def test_the_cli_offers_the_methods_of_the_table() -> None:
 
 def test_settings_map_onto_engine_options() -> None:
     settings = load_settings(
-        {"base_url": "http://x/v1", "max_searches": 3, "max_tokens": 99, "reader": False,
-         "top_k": 4, "temperature": 0.1, "task": "math"},
+        {
+            "base_url": "http://x/v1",
+            "max_searches": 3,
+            "max_call_tokens": 99,
+            "reader": False,
+            "top_k": 4,
+            "temperature": 0.1,
+            "task": "math",
+        },
         environ={},
-    )  # fmt: skip
+    )
     options = engine_options(settings)
-    # --max-tokens is per call; no total budget unless --max-total-tokens is given.
-    assert options.limits == ChainLimits(max_searches=3, max_tokens=None, max_call_tokens=99)
+    # --max-call-tokens is per call; no total budget unless --max-total-tokens is given.
+    assert options.limits == ChainLimits(max_searches=3, max_total_tokens=None, max_call_tokens=99)
     assert not options.reader.enabled and options.search.top_k == 4
     assert options.sampling.temperature == 0.1 and options.task == "math"
     assert options.force_search is False  # an HTTP model writes its own queries
@@ -135,7 +142,7 @@ def test_options_are_validated_and_frozen() -> None:
 async def test_per_call_cap_is_separate_from_the_question_budget() -> None:
     reply = "x" * 400  # 100 estimated tokens
     model = ScriptedLLM([reply, reply])
-    limits = ChainLimits(max_tokens=1000, max_call_tokens=10, max_turns=1)
+    limits = ChainLimits(max_total_tokens=1000, max_call_tokens=10, max_turns=1)
     trace = await Engine(model, None, options=EngineOptions(limits=limits)).run(
         "q?", method="direct"
     )

@@ -102,7 +102,7 @@ async def test_the_reader_gets_the_per_call_limit_and_a_cut_output_is_marked() -
     assert reader is not None and reader.truncated and not reader.found
     model = ScriptedLLM([f"{Q}alpha facts{EQ}", facts("ok"), "\\boxed{x}"])
     options = EngineOptions(
-        limits=ChainLimits(max_call_tokens=100), reader=ReaderOptions(max_tokens=7)
+        limits=ChainLimits(max_call_tokens=100), reader=ReaderOptions(max_call_tokens=7)
     )
     trace = await Engine(model, search(), options=options).run("Q?")
     assert model.requests[1].max_tokens == 7

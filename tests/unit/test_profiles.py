@@ -21,30 +21,30 @@ def test_doctests() -> None:
 
 def test_ours_fills_only_the_per_dataset_values() -> None:
     s = resolve(settings(), dataset="hotpotqa", task="multihop", method="search-o1")
-    assert (s.max_tokens, s.max_searches, s.max_turns, s.top_k) == (20480, 10, 15, 10)
+    assert (s.max_call_tokens, s.max_searches, s.max_turns, s.top_k) == (20480, 10, 15, 10)
     assert s.repeated_query == "reuse" and s.max_page_chars == 50_000 and s.page_chars is None
     assert s.repetition_penalty == 1.05
 
 
 def test_paper_profile_values_and_model_rows() -> None:
     s = resolve(settings(profile="paper"), dataset="nq", task="qa", method="rag-agent")
-    assert (s.max_tokens, s.max_searches, s.max_turns, s.top_k) == (20480, 5, 10, 5)
+    assert (s.max_call_tokens, s.max_searches, s.max_turns, s.top_k) == (20480, 5, 10, 5)
     assert (s.repeated_query, s.max_page_chars, s.page_chars) == ("notice", 8000, 8000)
     other = resolve(settings(profile="paper", paper_model="other"), dataset="aime24", task="math")
-    assert other.max_tokens == 8192 and other.repetition_penalty == 1.0
+    assert other.max_call_tokens == 8192 and other.repetition_penalty == 1.0
 
 
 def test_given_values_win_and_resolving_twice_changes_nothing() -> None:
-    given = settings(profile="paper", max_tokens=100, top_k=7, repeated_query="reuse")
+    given = settings(profile="paper", max_call_tokens=100, top_k=7, repeated_query="reuse")
     s = resolve(given, dataset="nq", task="qa", method="rag-agent")
-    assert (s.max_tokens, s.top_k, s.repeated_query, s.max_searches) == (100, 7, "reuse", 5)
+    assert (s.max_call_tokens, s.top_k, s.repeated_query, s.max_searches) == (100, 7, "reuse", 5)
     once = resolve(settings(), dataset="aime24", task="math", method="direct")
-    assert resolve(once) == once and once.max_tokens == 32768
+    assert resolve(once) == once and once.max_call_tokens == 32768
 
 
 def test_engine_options_outside_eval() -> None:
     options = engine_options(settings())
-    assert options.limits.max_call_tokens == 32768 and options.limits.max_tokens is None
-    assert options.reader.max_tokens is None  # the main model's per-call limit
-    budget = engine_options(settings(max_total_tokens=5000, reader_max_tokens=900))
-    assert budget.limits.max_tokens == 5000 and budget.reader.max_tokens == 900
+    assert options.limits.max_call_tokens == 32768 and options.limits.max_total_tokens is None
+    assert options.reader.max_call_tokens is None  # the main model's per-call limit
+    budget = engine_options(settings(max_total_tokens=5000, reader_max_call_tokens=900))
+    assert budget.limits.max_total_tokens == 5000 and budget.reader.max_call_tokens == 900

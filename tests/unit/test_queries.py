@@ -44,7 +44,7 @@ async def test_forced_search_is_skipped_when_no_search_is_allowed() -> None:
 async def test_forced_query_obeys_the_token_budget() -> None:
     model = ScriptedLLM(["Tosca composer birthplace", "x" * 400])
     search = MemorySearch(everything)
-    options = forced(max_tokens=5)
+    options = forced(max_total_tokens=5)
     trace = await Engine(model, search, options=options).run(TOSCA)
     assert model.requests[0].max_tokens == 5 < FORCED_QUERY_TOKENS
     assert trace.usage.completion_tokens <= 5

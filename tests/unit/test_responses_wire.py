@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from search_o1.chat import ChatMessage, ToolCall, search_tool
 from search_o1.config import Settings
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.openai import responses as rw
 from search_o1.llm.openai.fields import FieldRules
 from search_o1.llm.openai.wire import StreamError
 from search_o1.llm.tools import ToolRequest
+from search_o1.tool_chat import ChatMessage, ToolCall, search_tool
 
 REASONING = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAA-x",
              "summary": [{"type": "summary_text", "text": "First."},

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from search_o1.chat import ChatMessage, ToolCall, search_tool
 from search_o1.llm.openai.tool_wire import ToolStreamState, parse_tool_reply, tool_body
 from search_o1.llm.tools import ToolRequest
+from search_o1.tool_chat import ChatMessage, ToolCall, search_tool
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

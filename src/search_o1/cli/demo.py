@@ -21,8 +21,8 @@ DEMO_SETTINGS: dict[str, Any] = {
     "max_doc_chars": 400,
     "max_searches": 2,
     "max_turns": 4,
-    "max_tokens": 128,
-    "reader_max_tokens": 64,
+    "max_call_tokens": 128,
+    "reader_max_call_tokens": 64,
 }
 
 

@@ -12,11 +12,11 @@ import time
 from typing import Literal
 
 from search_o1 import markers as mk
+from search_o1 import queries
 from search_o1.engine.options import EngineOptions
 from search_o1.engine.pages import read_pages
 from search_o1.engine.state import ChainState
 from search_o1.errors import BackendError, ConfigError
-from search_o1.queries import not_searched
 from search_o1.reader import Reader, format_documents, format_hits
 from search_o1.search.base import DocumentSource, Search
 from search_o1.types import Document, Hit, SearchFinished, SearchRecord, SearchStarted
@@ -66,7 +66,7 @@ class QueryAnswerer:
         """
         paper = self.options.repeated_query == "notice"
         limit = self.options.limits.max_searches
-        record = not_searched(
+        record = queries.refusal(
             query,
             context=f"{state.trace.question}\n{state.prompt.continuation}",
             shown=state.shown_queries,

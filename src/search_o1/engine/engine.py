@@ -73,7 +73,7 @@ class Engine:
         self.reader = Reader(
             reader_llm or llm,
             sampling=options.reader.sampling or options.sampling,
-            max_tokens=options.reader.max_tokens or options.limits.call_budget(0),
+            max_tokens=options.reader.max_call_tokens or options.limits.call_budget(0),
             prompts=options.prompts,
         )
         self.documents = documents or LocalDocuments(options.search.max_doc_chars)

@@ -6,10 +6,11 @@ that reads `Settings`); a test or a library user builds them directly:
     Engine(ScriptedLLM([...]), MemorySearch({...}), options=EngineOptions(
         limits=ChainLimits(max_searches=1), reader=ReaderOptions(enabled=False)))
 
-Token limits come in two kinds, kept apart on purpose: `max_tokens` is the budget of
-new tokens for a whole question (all turns together), `max_call_tokens` caps a single
-generation call (the paper's scripts set only a per-call cap). A profile that wants the
-paper's behaviour sets `max_call_tokens` and leaves `max_tokens` large.
+Token limits come in two kinds, named for what they count everywhere (options,
+settings, flags): `max_total_tokens` is the budget of new tokens for a whole question
+(all turns together), `max_call_tokens` caps a single generation call (the paper's
+scripts set only a per-call cap). A profile that wants the paper's behaviour sets
+`max_call_tokens` and leaves `max_total_tokens` unset.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ class ChainLimits:
     - `max_searches`: searches run per question; past it the model is told it may not
       search (0: never search, not even a forced first search).
     - `max_turns`: generation calls per question.
-    - `max_tokens`: new tokens per question, all turns together (None: no budget
+    - `max_total_tokens`: new tokens per question, all turns together (None: no budget
       beyond the context window).
-    - `max_call_tokens`: new tokens per generation call (None: what `max_tokens` leaves).
+    - `max_call_tokens`: new tokens per generation call (None: what `max_total_tokens`
+      leaves).
     - `context_length`: a window to keep the chain within, never wider than the
       model's own (None: the model's own).
     - `max_url_fetches`: pages a rag-agent chain may ask to read in full.
@@ -51,14 +53,14 @@ class ChainLimits:
 
     max_searches: int = 5
     max_turns: int = 15
-    max_tokens: int | None = 32768
+    max_total_tokens: int | None = 32768
     max_call_tokens: int | None = None
     context_length: int | None = None
     max_url_fetches: int = 5
 
     def call_budget(self, used: int) -> int:
         """New tokens the next call may ask for when `used` are spent (window aside)."""
-        total = None if self.max_tokens is None else self.max_tokens - used
+        total = None if self.max_total_tokens is None else self.max_total_tokens - used
         if self.max_call_tokens is None:
             return NO_LIMIT_TOKENS if total is None else total
         return self.max_call_tokens if total is None else min(total, self.max_call_tokens)
@@ -69,7 +71,7 @@ class ChainLimits:
             "limits",
             1,
             max_turns=self.max_turns,
-            max_tokens=self.max_tokens,
+            max_total_tokens=self.max_total_tokens,
             max_call_tokens=self.max_call_tokens,
             context_length=self.context_length,
         )
@@ -79,7 +81,7 @@ class ChainLimits:
 class ReaderOptions:
     """Reason-in-Documents: on (refine documents into facts) or off (insert them as is).
 
-    `max_tokens`: new tokens per reader call; None gives the reader the main model's
+    `max_call_tokens`: new tokens per reader call; None gives the reader the main model's
     per-call limit, as the paper does (a long analysis cut before its `**Final
     Information**` would otherwise lose every fact it found). `sampling`: the reader's
     own (None: the main model's; the paper fixes 0.7/0.8/20/1.05). `one_line`: insert
@@ -87,12 +89,12 @@ class ReaderOptions:
     """
 
     enabled: bool = True
-    max_tokens: int | None = None
+    max_call_tokens: int | None = None
     sampling: Sampling | None = None
     one_line: bool = False
 
     def __post_init__(self) -> None:
-        _at_least("reader", 1, max_tokens=self.max_tokens)
+        _at_least("reader", 1, max_call_tokens=self.max_call_tokens)
 
 
 @dataclass(frozen=True)

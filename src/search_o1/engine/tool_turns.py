@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from search_o1 import markers as mk
-from search_o1.chat import SEARCH_TOOL, ChatMessage, ToolCall, ToolChoice, ToolReply, search_tool
 from search_o1.engine.answering import QueryAnswerer
 from search_o1.engine.loop import Turn
 from search_o1.engine.options import EngineOptions
@@ -31,6 +30,14 @@ from search_o1.errors import ConfigError
 from search_o1.llm import _reasoning as rsn
 from search_o1.llm.base import LLM
 from search_o1.llm.tools import ToolLLM, ToolRequest
+from search_o1.tool_chat import (
+    SEARCH_TOOL,
+    ChatMessage,
+    ToolCall,
+    ToolChoice,
+    ToolReply,
+    search_tool,
+)
 from search_o1.types import Completion, SearchFinished, SearchRecord, SearchStarted, TextDelta
 
 __all__ = ["ToolTurns", "tool_llm"]

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from search_o1.chat import ToolReply
 from search_o1.config import Settings
 from search_o1.errors import MissingExtraError
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import DEADLINE_S, STALL_S, OpenAILLM
 from search_o1.llm.tools import ToolRequest
+from search_o1.tool_chat import ToolReply
 from search_o1.types import Completion, TextSink
 
 log = logging.getLogger(__name__)

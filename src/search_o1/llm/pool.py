@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from search_o1._http import RetryPolicy
-from search_o1.chat import ToolReply
 from search_o1.errors import BackendError, ConfigError, ContextOverflowError
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.tools import ToolLLM, ToolRequest
+from search_o1.tool_chat import ToolReply
 from search_o1.types import Completion, TextSink
 
 R = TypeVar("R")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from search_o1.chat import ChatMessage, FunctionTool, ToolChoice, ToolReply
+from search_o1.tool_chat import ChatMessage, FunctionTool, ToolChoice, ToolReply
 from search_o1.types import Sampling, TextSink
 
 

@@ -206,11 +206,11 @@ def engine_for(base: Engine, overrides: dict[str, Any]) -> Engine:
     sampling = {k: overrides[k] for k in ("temperature", "top_p") if k in overrides}
     limits, reader = options.limits, options.reader
     if "max_tokens" in overrides:
-        limits = dataclasses.replace(limits, max_tokens=overrides["max_tokens"])
+        limits = dataclasses.replace(limits, max_total_tokens=overrides["max_tokens"])
         # The client's budget bounds the chain it reads. Reason-in-Documents keeps the
         # server's own limit: a small budget would cut its analysis before the facts.
-        own = reader.max_tokens or options.limits.call_budget(0)
-        reader = dataclasses.replace(reader, max_tokens=own)
+        own = reader.max_call_tokens or options.limits.call_budget(0)
+        reader = dataclasses.replace(reader, max_call_tokens=own)
     sampled = dataclasses.replace(options.sampling, **sampling)
     return base.with_options(
         dataclasses.replace(options, limits=limits, reader=reader, sampling=sampled)

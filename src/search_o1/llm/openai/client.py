@@ -35,7 +35,6 @@ from typing import Any, Literal
 import httpx
 
 from search_o1._http import RetryPolicy
-from search_o1.chat import ToolReply
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.llm._reasoning import join_reply
@@ -52,6 +51,7 @@ from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_tem
 from search_o1.llm.templates import render_on_server as _render_on_server
 from search_o1.llm.tools import ToolRequest
 from search_o1.tokens import estimate_tokens
+from search_o1.tool_chat import ToolReply
 from search_o1.types import Completion, Message, TextSink
 
 log = logging.getLogger(__name__)

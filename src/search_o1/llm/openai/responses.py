@@ -44,10 +44,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from search_o1.chat import ChatMessage, FunctionTool, ToolCall, ToolReply
 from search_o1.llm.openai import wire
 from search_o1.llm.openai.tools import TurnWire
 from search_o1.llm.tools import ToolRequest
+from search_o1.tool_chat import ChatMessage, FunctionTool, ToolCall, ToolReply
 from search_o1.types import TextSink
 
 ECHO = "output"  # the key of ChatMessage.echo / ToolReply.echo holding a turn's items

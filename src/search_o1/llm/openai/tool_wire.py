@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from search_o1.chat import ChatMessage, FunctionTool, ToolCall, ToolReply
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import wire
 from search_o1.llm.openai.wire import reasoning_text
 from search_o1.llm.tools import ToolRequest
+from search_o1.tool_chat import ChatMessage, FunctionTool, ToolCall, ToolReply
 from search_o1.types import Prompt, TextSink
 
 # Reasoning fields kept from a reply and sent back with it, in the server's own names.

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from search_o1.chat import ToolReply
 from search_o1.errors import BackendError
 from search_o1.llm.openai import tool_wire, wire
 from search_o1.llm.openai.connection import Connection
@@ -26,6 +25,7 @@ from search_o1.llm.openai.fields import FieldLearner
 from search_o1.llm.openai.stream import is_streamed, malformed, read_stream, read_whole
 from search_o1.llm.tools import ToolRequest
 from search_o1.tokens import estimate_tokens
+from search_o1.tool_chat import ToolReply
 from search_o1.types import TextSink
 
 

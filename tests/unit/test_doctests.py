@@ -1,0 +1,20 @@
+"""Every example in the package's docstrings runs and shows what the docstring says."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import search_o1
+
+MODULES = sorted(m.name for m in pkgutil.walk_packages(search_o1.__path__, "search_o1."))
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, name
