@@ -75,9 +75,12 @@ def test_reproduce_qa_on_two_slices_writes_the_side_by_side_table(tmp_path: Path
         # HotpotQA EM 1/2 ("the Loire" -> loire; "Jean-Pierre Jeunet" vs "Jeunet": EM 0,
         # F1 2*(1/2*1)/(1/2+1) = 2/3). Back-off: the invalid Peru answer takes direct's.
         assert "| Method | NQ (n=2) | HotpotQA (n=2) |" in summary
-        assert "| QwQ-32B (direct) · ours | 100.0/100.0 | 50.0/83.3 |" in summary
-        assert "| Search-o1 · ours | 50.0/50.0 | 50.0/83.3 |" in summary
-        assert "| Search-o1 · ours + back-off | 100.0/100.0 | 50.0/83.3 |" in summary
+        # Our rows name the model run (they said "QwQ-32B (direct) · ours"), the paper's
+        # row below each names the paper's.
+        assert "| Direct · ours (fake-model) | 100.0/100.0 | 50.0/83.3 |" in summary
+        assert "| QwQ-32B (direct) · paper | 23.0/33.1 | 25.4/33.3 |" in summary
+        assert "| Search-o1 · ours (fake-model) | 50.0/50.0 | 50.0/83.3 |" in summary
+        assert "| Search-o1 · ours (fake-model) + back-off | 100.0/100.0 | 50.0/83.3 |" in summary
         assert "| Search-o1 · paper | 34.0/49.7 | 45.2/57.3 |" in summary
         assert "| RAgent-QwQ-32B · paper | 33.6/48.4 | 43.0/55.2 |" in summary
         assert summary in result.output

@@ -25,7 +25,9 @@ def test_a_method_without_tools_mode_is_a_noted_cell_in_tools_mode(tmp_path: Pat
     assert result.metrics is None
     assert result.note == "not run: no tools mode (--api-mode tools)"
     summary = (tmp_path / "summary.md").read_text()
-    assert "| RAgent-QwQ-32B · ours | – |" in summary
+    # Our row is named by the model run, not the paper's (it said "RAgent-QwQ-32B · ours").
+    assert "| RAgent · ours (the --base-url server's model) | – |" in summary
+    assert "| RAgent-QwQ-32B · paper |" in summary
     assert "- nq · rag-agent: not run: no tools mode (--api-mode tools)" in summary
     assert [has_tools_mode(get_method(m)) for m in ("direct", "rag", "rag-agent", "search-o1")] == [
         True, True, False, True,
@@ -75,3 +77,15 @@ def test_doctests_of_the_tables_and_the_notes() -> None:
 def test_a_cell_whose_items_all_failed_one_way_names_the_cause() -> None:
     note = reproduce.failure_note(2, Counter({"openai: HTTP 500 (model crashed)": 2}))
     assert note == "2 items failed (rerun to retry): openai: HTTP 500 (model crashed)"
+
+
+def test_our_rows_name_the_model_run() -> None:
+    # Rows run on the embedded model used to read "QwQ-32B (direct) · ours".
+    embedded = reproduce.model_label(load_settings({}, environ={}))
+    assert embedded == "smollm2-135m-instruct, embedded"
+    named = load_settings({"base_url": ["http://h/v1"], "model": "qwq"}, environ={})
+    assert reproduce.model_label(named) == "qwq"
+    result = CellResult("nq", "direct", {"n": 0, "task": "qa", "primary": "em"})
+    summary = render_matrix("qa", [result], model=embedded)
+    assert "| Direct · ours (smollm2-135m-instruct, embedded) |" in summary
+    assert "| QwQ-32B (direct) · paper |" in summary

@@ -22,12 +22,23 @@ from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, SPLITS, TABLES, 
 from search_o1.eval.report import PAPER_COLUMNS
 from search_o1.eval.runner import Progress, RunOptions, run_eval
 from search_o1.eval.sandbox import Limits
+from search_o1.llm.embedded import MODEL_ALIAS as EMBEDDED_MODEL
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 
-__all__ = ["CellResult", "MatrixOptions", "cells", "failure_note", "render_matrix", "run_matrix"]
+__all__ = [
+    "CellResult",
+    "MatrixOptions",
+    "cells",
+    "failure_note",
+    "model_label",
+    "render_matrix",
+    "run_matrix",
+]
 
 SUMMARY = "summary.md"
+# Our rows' method names: the paper's labels carry its model's name (QwQ-32B).
+OUR_LABELS = {"direct": "Direct", "rag": "RAG", "rag-agent": "RAgent", "search-o1": "Search-o1"}
 
 
 @dataclass
@@ -114,7 +125,7 @@ async def run_matrix(settings: Settings, opts: MatrixOptions) -> list[CellResult
     """Run (or resume) every cell, one after another, then write OUT/summary.md."""
     opts.out.mkdir(parents=True, exist_ok=True)
     results = [await _run_cell(settings, d, m, opts) for d, m in cells(opts)]
-    text = render_matrix(opts.table, results, profile=settings.profile)
+    text = render_matrix(opts.table, results, profile=settings.profile, model=model_label(settings))
     (opts.out / SUMMARY).write_text(text, encoding="utf-8")
     return results
 
@@ -174,9 +185,21 @@ def _title(column: Column, results: Sequence[CellResult]) -> str:
     return f"{title_of(dataset)}{' ' + short if short else ''} (n={_size(column, results)})"
 
 
-def render_matrix(table: str, results: Sequence[CellResult], *, profile: str = "ours") -> str:
+def model_label(settings: Settings) -> str:
+    """The model our rows ran, as the settings name it (the paper's rows ran QwQ-32B)."""
+    if settings.model:
+        return settings.model
+    if settings.llm_backend == "embedded":
+        return f"{EMBEDDED_MODEL}, embedded"
+    return "the --base-url server's model"
+
+
+def render_matrix(
+    table: str, results: Sequence[CellResult], *, profile: str = "ours", model: str | None = None
+) -> str:
     """summary.md: one row of ours and one of the paper's per method, a column per set
-    (and per GPQA domain and LiveCodeBench difficulty, as Table 1 has them)."""
+    (and per GPQA domain and LiveCodeBench difficulty, as Table 1 has them). Our rows
+    are named by the method and `model`, never by the paper's model (QwQ-32B)."""
     datasets = list(dict.fromkeys(r.dataset for r in results))
     columns = _columns(datasets)
     methods = list(dict.fromkeys(r.method for r in results))
@@ -184,13 +207,14 @@ def render_matrix(table: str, results: Sequence[CellResult], *, profile: str = "
     header = ["Method", *(_title(c, results) for c in columns)]
     rows = []
     for m in methods:
-        label = METHOD_LABELS.get(m, m)
+        label = f"{OUR_LABELS.get(m, m)} · ours{f' ({model})' if model else ''}"
         cells = [(by[(c[0], m)].metrics, c) for c in columns]
-        rows.append([f"{label} · ours", *(_ours(x, table, c) for x, c in cells)])
+        rows.append([label, *(_ours(x, table, c) for x, c in cells)])
         if any((x or {}).get("backoff") for x, _ in cells):
             backoff = (_ours(x, table, c, backoff=True) for x, c in cells)
-            rows.append([f"{label} · ours + back-off", *backoff])
-        rows.append([f"{label} · paper", *(paper_cell(m, d, lb) for d, lb in columns)])
+            rows.append([f"{label} + back-off", *backoff])
+        paper = f"{METHOD_LABELS.get(m, m)} · paper"
+        rows.append([paper, *(paper_cell(m, d, lb) for d, lb in columns)])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join([*_head(table, profile, datasets), *lines, *_notes(results)]) + "\n"
