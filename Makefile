@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TORCH ?= torch==2.13.0
 
-.PHONY: demo test lint bench install clean browser
+.PHONY: demo test lint bench install clean browser sandbox
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,7 +30,7 @@ demo: $(STAMP)
 # Modules whose fixtures start a model server or a browser keep their tests on one worker
 # (xdist_group), so each is started once.
 TEST_WORKERS ?= auto
-test: $(STAMP) browser
+test: $(STAMP) browser sandbox
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --maxprocesses 8 --dist loadgroup
 
 # The page tests drive Debian's Chromium; browsers cannot be downloaded here. Best effort:
@@ -39,6 +39,13 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
 	  (apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && \
 	   apt-get install -y -q chromium >/dev/null 2>&1)) || echo "chromium not installed: page tests will skip")
+
+# Code evals run model programs under bubblewrap (Debian's `bubblewrap`); without it they
+# refuse model code, and the sandbox attack tests skip with a stated reason.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get install -y -q bubblewrap >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && \
+	   apt-get install -y -q bubblewrap >/dev/null 2>&1)) || echo "bubblewrap not installed: code evals will refuse model code")
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -7,6 +7,7 @@ Errors the library raises on purpose (SearchO1Error) print as one line and exit 
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 
 import click
@@ -25,13 +26,13 @@ class _Group(click.Group):
         except SearchO1Error as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
-        except KeyboardInterrupt:
-            # 128 + SIGINT, as shells report it; an eval keeps every finished item.
+        except KeyboardInterrupt as e:
+            # 128 + the signal, as shells report it (SIGINT, or SIGTERM handled the same
+            # way); an eval keeps every finished item.
             resume = ctx.invoked_subcommand in _RESUMABLE
-            click.echo(
-                f"interrupted{'; rerun the same command to resume' if resume else ''}", err=True
-            )
-            sys.exit(130)
+            what = "terminated" if getattr(e, "signum", None) == signal.SIGTERM else "interrupted"
+            click.echo(f"{what}{'; rerun the same command to resume' if resume else ''}", err=True)
+            sys.exit(128 + getattr(e, "signum", signal.SIGINT))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -28,7 +28,7 @@ from search_o1.eval.datasets import (
     parse_fields,
 )
 from search_o1.eval.runner import RunOptions, RunOutcome, check_resume, preflight, run_eval
-from search_o1.eval.sandbox import Limits
+from search_o1.eval.sandbox import UNSAFE_FLAG, Limits
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 
@@ -69,6 +69,10 @@ def _known_table() -> str:
 @option("--sandbox-timeout", type=float, default=6.0, group="run", help="Seconds per code test.")
 @option("--sandbox-memory-mb", type=int, default=2048, group="run", help="Memory per code test.")
 @option(
+    UNSAFE_FLAG, "unsafe_sandbox", is_flag=True, group="run",
+    help="Run model code even without bubblewrap (it could read and change your files).",
+)  # fmt: skip
+@option(
     "--out", "out", required=True, type=click.Path(path_type=Path), group="output",
     help="Run directory (rerun into it to resume).",
 )  # fmt: skip
@@ -85,6 +89,7 @@ def command(
     backoff: Path | None,
     sandbox_timeout: float,
     sandbox_memory_mb: int,
+    unsafe_sandbox: bool,
     progress: bool,
     config_file: Path | None,
     **flags: Any,
@@ -103,7 +108,10 @@ def command(
         raise ConfigError(f"the {method} method has no tools mode (--api-mode tools)")
     opts = RunOptions(
         method=method, out=out, concurrency=settings.concurrency, schedule=settings.schedule,
-        backoff=backoff, limits=Limits(timeout_s=sandbox_timeout, memory_mb=sandbox_memory_mb),
+        backoff=backoff, limits=Limits(
+            timeout_s=sandbox_timeout, memory_mb=sandbox_memory_mb,
+            allow_unisolated=unsafe_sandbox,
+        ),
         argv=sys.argv[1:], settings=settings,
     )  # fmt: skip
     check_resume(out, data, opts)  # before any model loads: a refusal costs nothing
@@ -130,7 +138,10 @@ def _failed_line(outcome: RunOutcome) -> str:
 
 
 async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome:
-    with interrupt_notice("Ctrl-C: stopping (finishing writes, closing servers)…"):
+    with interrupt_notice(
+        "Ctrl-C: stopping (finishing writes, closing servers)…",
+        terminate="SIGTERM: stopping (finishing writes, closing servers)…",
+    ):
         async with open_pipeline(settings, search=get_method(opts.method).needs_search) as engine:
             await preflight(engine, data)
             return await run_eval(engine, data, opts)

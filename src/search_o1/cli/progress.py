@@ -51,12 +51,21 @@ def progress_bar(*, enabled: bool = True) -> Iterator[Callable[[RunProgress], No
         yield update
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, stopping a run the way Ctrl-C does; the shell sees 128 + 15."""
+
+    signum = signal.SIGTERM
+
+
 @contextmanager
-def interrupt_notice(message: str) -> Iterator[None]:
+def interrupt_notice(message: str, *, terminate: str | None = None) -> Iterator[None]:
     """On Ctrl-C, say `message` at once, then let the interrupt proceed as before.
 
     Stopping cleanly (cancelling requests, writing metrics, closing servers) takes a
-    moment; the user should know it is under way rather than see nothing.
+    moment; the user should know it is under way rather than see nothing. With
+    `terminate`, SIGTERM (a service manager, `kill`, a job scheduler's time limit) says
+    that and stops the same way, as `Terminated`, instead of killing the process
+    before it keeps what finished.
     """
     previous = signal.getsignal(signal.SIGINT)
     if not callable(previous):
@@ -70,8 +79,17 @@ def interrupt_notice(message: str) -> Iterator[None]:
         click.echo(f"\n{message}", err=True)
         previous(signum, frame)
 
+    def term(signum: int, frame: FrameType | None) -> None:
+        click.echo(f"\n{terminate}", err=True)
+        raise Terminated
+
+    own_term = terminate is not None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     signal.signal(signal.SIGINT, notice)
+    if own_term:
+        signal.signal(signal.SIGTERM, term)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        if own_term:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from search_o1.config import Settings, result_settings
 from search_o1.engine import Engine
@@ -23,7 +23,7 @@ from search_o1.eval import runfiles
 from search_o1.eval.datasets import Dataset
 from search_o1.eval.report import render_summary
 from search_o1.eval.rows import Item
-from search_o1.eval.sandbox import Limits
+from search_o1.eval.sandbox import Limits, check_isolation, isolation_summary
 from search_o1.eval.scoring import aggregate, groups_of, score_item
 from search_o1.scheduler import Job, run_all
 from search_o1.types import FinishReason, Trace
@@ -135,7 +135,7 @@ def _write_config(dataset: Dataset, engine: Engine, opts: RunOptions) -> None:
             "concurrency": opts.concurrency,
             "schedule": opts.schedule,
             "backoff": str(opts.backoff) if opts.backoff else None,
-            "sandbox": vars(opts.limits) if dataset.task == "code" else None,
+            "sandbox": _sandbox_config(opts.limits) if dataset.task == "code" else None,
             "argv": opts.argv,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
@@ -144,6 +144,11 @@ def _write_config(dataset: Dataset, engine: Engine, opts: RunOptions) -> None:
         "environment": runfiles.environment(),
     }
     runfiles.write_json(opts.out / runfiles.CONFIG, config)
+
+
+def _sandbox_config(limits: Limits) -> dict[str, Any]:
+    """The code sandbox's limits and which isolation its programs get on this machine."""
+    return {**vars(limits), "isolation": isolation_summary()}
 
 
 def _load_fallback(backoff: Path | None, dataset: Dataset) -> dict[str, dict[str, Any]] | None:
@@ -172,7 +177,7 @@ def finalize(
         **aggregate(records, dataset.task, fallback=fallback),
     }
     runfiles.write_json(out / runfiles.METRICS, metrics)
-    (out / runfiles.SUMMARY).write_text(render_summary(metrics), encoding="utf-8")
+    runfiles.write_text(out / runfiles.SUMMARY, render_summary(metrics))
     return metrics
 
 
@@ -183,7 +188,7 @@ async def _on_result(
     items: Mapping[str, Item],
     dataset: Dataset,
     opts: RunOptions,
-    sink: IO[str],
+    sink: runfiles.ResultsFile,
     tally: _Tally,
 ) -> None:
     if trace.finish_reason is FinishReason.ERROR:
@@ -240,7 +245,16 @@ async def preflight(engine: Engine, dataset: Dataset) -> None:
 
 
 def check_resume(out: Path, dataset: Dataset, opts: RunOptions) -> None:
-    """Refuse a folder that is not a run, or a run made with other result-changing settings."""
+    """Refuse a folder that is not a run, a run made with other result-changing settings,
+    one another eval is writing, or model code where no isolation holds (unless the
+    limits accept that)."""
+    runfiles.check_unlocked(out)
+    _check_contents(out, dataset, opts)
+
+
+def _check_contents(out: Path, dataset: Dataset, opts: RunOptions) -> None:
+    if dataset.task == "code":
+        check_isolation(opts.limits)
     runfiles.check_run_dir(out)
     runfiles.check_same_run(out, _identity(dataset, opts.method))
     if opts.settings is not None:
@@ -248,9 +262,21 @@ def check_resume(out: Path, dataset: Dataset, opts: RunOptions) -> None:
 
 
 async def run_eval(engine: Engine, dataset: Dataset, opts: RunOptions) -> RunOutcome:
-    """Run (or resume) `dataset` with `opts.method` into `opts.out`; returns the metrics."""
+    """Run (or resume) `dataset` with `opts.method` into `opts.out`; returns the metrics.
+
+    The run directory is held for the whole run: a second eval into it is refused.
+    """
     check_resume(opts.out, dataset, opts)
-    opts.out.mkdir(parents=True, exist_ok=True)
+    try:
+        opts.out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise runfiles.write_failed(opts.out, e) from None
+    with runfiles.lock_run_dir(opts.out):
+        return await _run_locked(engine, dataset, opts)
+
+
+async def _run_locked(engine: Engine, dataset: Dataset, opts: RunOptions) -> RunOutcome:
+    _check_contents(opts.out, dataset, opts)  # again, now that no other eval can write it
     fallback = _load_fallback(opts.backoff, dataset)
     _write_config(dataset, engine, opts)
     wanted = {item.id for item in dataset.items}

@@ -1,13 +1,18 @@
 """Run untrusted Python (a model's program) on test cases, in a contained subprocess.
 
-Layers, each used where the OS permits and each enough on its own for its threat:
+The program runs under bubblewrap (see `isolation`): a root file system that is read-only
+but for the program's own empty folder and a private /tmp and /dev/shm, no network, its
+own user and PID namespaces (so it can neither signal the evaluator nor leave a process
+behind), no capabilities and a new session. Where that cannot be made, model code is
+refused unless the caller accepts the risk (`Limits.allow_unisolated`); then only the
+weaker layers below stand between the program and the user's files.
+
+Layers kept in both cases, against exhausting the machine:
 - resource limits: CPU seconds, address space, file size, process count (RLIMIT_NPROC);
-- a fresh network + PID namespace via `unshare` (no network at all; killing the
-  namespace's first process kills every descendant, even ones that called setsid);
 - as root, where RLIMIT_NPROC does not apply, a `pids` cgroup caps the process count;
-- sockets refused inside the interpreter when no network namespace could be made;
-- a private temporary working directory, removed afterwards;
-- the whole process group SIGKILLed at the wall-clock timeout.
+- the whole process group SIGKILLed at the wall-clock timeout;
+- sockets refused inside the interpreter (the harness), a check, not a wall.
+Without bubblewrap, `unshare` adds a network + PID namespace where it can.
 Output goes to files (not pipes) so RLIMIT_FSIZE bounds it and a chatty program cannot
 fill our memory.
 """
@@ -32,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from search_o1.errors import ConfigError
+from search_o1.eval import isolation
+
 HARNESS = Path(__file__).with_name("_harness.py")
 _CGROUP_ROOTS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")  # cgroup v1, then v2
 
@@ -42,9 +50,29 @@ class Limits:
     memory_mb: int = 2048
     max_procs: int = 16
     max_output_mb: int = 16
+    # Run model code even where no file-system isolation can be made (the user accepted
+    # that the program may read and write their files).
+    allow_unisolated: bool = False
 
 
 DEFAULT_LIMITS = Limits()
+UNSAFE_FLAG = "--unsafe-sandbox"
+
+
+class IsolationError(ConfigError):
+    """Model code would run without isolation that holds, and nobody accepted that."""
+
+
+def check_isolation(limits: Limits = DEFAULT_LIMITS) -> isolation.Isolation:
+    """The isolation programs will get; raises IsolationError where none holds and
+    `limits.allow_unisolated` is off (one line: what is missing, the flag to accept it)."""
+    found = isolation.find()
+    if not found.holds and not limits.allow_unisolated:
+        raise IsolationError(
+            f"refusing to run model code: {found.missing}; or pass {UNSAFE_FLAG} to run it "
+            "with resource limits only (it could then read and change your files)"
+        )
+    return found
 
 
 @dataclass(frozen=True)
@@ -170,12 +198,15 @@ def _preexec(limits: Limits, cgroup: Path | None, nproc: int) -> Callable[[], No
 
 
 def isolation_summary() -> str:
-    """Which layers this machine gives the sandbox, e.g. 'rlimits+netns+pidns+cgroup'."""
-    parts = ["rlimits"]
-    prefix = _unshare_prefix()
-    parts.append("netns" if prefix else "socket-refusal")
-    if "-rnpf" in prefix:
-        parts.append("pidns")
+    """Which layers this machine gives the sandbox, e.g. 'bwrap+rlimits+cgroup', or
+    'unisolated:rlimits+netns+pidns' where no bubblewrap could be used."""
+    if isolation.find().holds:
+        parts = ["bwrap", "rlimits"]
+    else:
+        prefix = _unshare_prefix()
+        parts = ["unisolated:rlimits", "netns" if prefix else "socket-refusal"]
+        if "-rnpf" in prefix:
+            parts.append("pidns")
     if os.geteuid() == 0 and any(Path(r, "cgroup.procs").exists() for r in _CGROUP_ROOTS):
         parts.append("cgroup")
     return "+".join(parts)
@@ -192,11 +223,22 @@ def _env(workdir: str) -> dict[str, str]:
     }
 
 
+def _command(args: Sequence[str], workdir: str, limits: Limits) -> list[str]:
+    """The harness command line, inside bubblewrap where it holds (else refused, or the
+    weaker unshare layers when the caller accepted the risk)."""
+    found = check_isolation(limits)
+    harness = str(HARNESS)  # read now: tests point it at a copy of their own
+    if found.bwrap is not None:
+        wrap = isolation.bwrap_args(found.bwrap, workdir, readonly=[harness])
+        return [*wrap, isolation.interpreter(), "-I", harness, *args]
+    return [*_unshare_prefix(), sys.executable, "-I", harness, *args]
+
+
 def _execute(args: Sequence[str], stdin: str, workdir: str, limits: Limits) -> _Raw:
     """Run the harness with `args` in `workdir`; kill everything at the timeout."""
     work = Path(workdir)
     (work / "stdin.txt").write_text(stdin, encoding="utf-8")
-    cmd = [*_unshare_prefix(), sys.executable, "-I", str(HARNESS), *args]
+    cmd = _command(args, workdir, limits)
     cgroup = _make_cgroup(limits.max_procs)
     nproc = _user_process_count() + limits.max_procs
     start = time.monotonic()
