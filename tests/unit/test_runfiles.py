@@ -44,9 +44,9 @@ def test_a_lone_surrogate_cannot_make_a_record_unwritable(tmp_path: Path) -> Non
 
 
 def test_a_second_holder_of_the_run_folder_is_refused(tmp_path: Path) -> None:
-    with runfiles.lock_run_dir(tmp_path):
-        with pytest.raises(runfiles.RunLocked, match=f"another eval \\(pid {os.getpid()}\\)"):
-            runfiles.check_unlocked(tmp_path)
+    held = f"another eval \\(pid {os.getpid()}\\)"
+    with runfiles.lock_run_dir(tmp_path), pytest.raises(runfiles.RunLocked, match=held):
+        runfiles.check_unlocked(tmp_path)
     runfiles.check_unlocked(tmp_path)  # released with its holder
     runfiles.check_run_dir(tmp_path)  # the lock file alone is not "other files"
 
