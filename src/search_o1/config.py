@@ -188,6 +188,18 @@ class Settings(BaseSettings):
         None, "search", "JSONL file, folder, or built index for bm25 and dense."
     )
     search_endpoint: str | None = setting(None, "search", "Endpoint URL of the search backend.")
+    mcp_server: str | None = setting(
+        None,
+        "search",
+        '--search mcp: the MCP server, as a command line ("CMD ARGS", run over stdio) or '
+        "a streamable HTTP URL.",
+    )
+    mcp_tool: str | None = setting(
+        None,
+        "search",
+        "--search mcp: the server's search tool.",
+        shown="its only tool, or the one named search",
+    )
     top_k: int = setting(10, "search", "Documents per search.", ge=1, le=100)
     search_deadline: float = setting(
         20.0, "search", "Whole search API request, every byte, seconds.", gt=0, results=False

@@ -91,6 +91,7 @@ def _reader_options(settings: Settings) -> ReaderOptions:
         max_call_tokens=settings.reader_max_call_tokens,
         sampling=Sampling(0.7, 0.8, 20, 1.05, seed=settings.seed),
         one_line=True,
+        cite=False,
     )
 
 

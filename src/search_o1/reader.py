@@ -11,6 +11,7 @@ from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.markers import neutralise
 from search_o1.prompts import NOTHING_FOUND
 from search_o1.prompts.templates import PromptSet, page_fields
+from search_o1.sources import CITE_INSTRUCTION
 from search_o1.steps import trim_reasoning
 from search_o1.tokens import estimate_tokens
 from search_o1.types import Document, Hit, Message, Prompt, ReaderResult, Sampling, Usage
@@ -63,16 +64,19 @@ class Reader:
 
     `max_tokens` is cut to what the reader model's window leaves after the prompt, so a
     large limit (the paper's: the main model's) never makes the server refuse the call.
+    `cite`: ask for a document number after each fact (`search_o1.sources`), only on
+    our built-in prompt: a prompt template of the user's is sent as written.
     """
 
     def __init__(
         self, llm: LLM, *, sampling: Sampling, max_tokens: int = 32768,
-        prompts: PromptSet | None = None,
+        prompts: PromptSet | None = None, cite: bool = False,
     ) -> None:  # fmt: skip
         self.llm = llm
         self.sampling = sampling
         self.max_tokens = max_tokens
         self.prompts = prompts or PromptSet()
+        self.cite = cite
 
     async def refine(
         self, chain: str, query: str, documents: Sequence[Document], *, task: str = "qa"
@@ -81,6 +85,8 @@ class Reader:
             task, trim_reasoning(chain), query, format_documents(documents),
             page_fields(documents),
         )  # fmt: skip
+        if self.cite and not self._templated(task):
+            prompt += CITE_INSTRUCTION + "\n"
         start = time.perf_counter()
         completion = await self.llm.complete(
             CompletionRequest(
@@ -100,6 +106,10 @@ class Reader:
             latency_s=time.perf_counter() - start,
             truncated=completion.finish == "length",
         )
+
+    def _templated(self, task: str) -> bool:
+        templates = self.prompts.templates
+        return f"reader.{task}" in templates or "reader" in templates
 
     async def _room(self, prompt: str) -> int:
         context = await self.llm.context_length()

@@ -82,6 +82,7 @@ BUILTINS: dict[Kind, dict[str, str]] = {
         "searxng": "search_o1.search.searxng:SearxngSearch.from_settings",
         "duckduckgo": "search_o1.search.duckduckgo:DuckDuckGoSearch.from_settings",
         "retriever": "search_o1.search.retriever:RetrieverSearch.from_settings",
+        "mcp": "search_o1.search.mcp_tool:McpSearch.from_settings",
     },
 }
 

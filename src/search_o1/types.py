@@ -161,6 +161,23 @@ class SearchRecord:
 
 
 @dataclass(frozen=True)
+class Source:
+    """One numbered source of an answer: a document the facts the chain used came from.
+
+    `id` is the passage id (local corpora) or the hit's id; `url` is set for web pages.
+    `quote`: the sentence(s) of the document a fact was read from, where found ("" if
+    none matched). `query`: the search that found it.
+    """
+
+    n: int
+    id: str
+    title: str
+    url: str | None = None
+    quote: str = ""
+    query: str = ""
+
+
+@dataclass(frozen=True)
 class Step:
     """One generation turn: the text the model wrote, then the search it asked for, if any."""
 

@@ -15,7 +15,7 @@ import click
 from search_o1.errors import SearchO1Error
 
 # Subcommand modules, in the order `--help` lists them.
-_SUBCOMMANDS = ("ask", "index", "eval", "reproduce", "report", "cache", "serve", "view")
+_SUBCOMMANDS = ("ask", "index", "eval", "reproduce", "report", "cache", "serve", "mcp", "view")
 _RESUMABLE = frozenset({"eval", "reproduce"})
 
 

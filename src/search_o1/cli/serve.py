@@ -1,4 +1,5 @@
-"""`search-o1 serve`: the pipeline behind an OpenAI-compatible API, /retrieve and a web page."""
+"""`search-o1 serve`: the pipeline behind an OpenAI-compatible API, /retrieve, MCP at /mcp
+and a web page."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ def command(
     config_file: Path | None,
     **flags: Any,
 ) -> None:
-    """Serve the pipeline: /v1/chat/completions, /retrieve, /health, and a page at /."""
+    """Serve the pipeline: /v1/chat/completions, /retrieve, /mcp, /health, and a page at /."""
     require_serve_extra()
     key = _auth_key(auth_key_env)
     check_exposure(host, has_key=key is not None, insecure=insecure)

@@ -86,12 +86,15 @@ class ReaderOptions:
     Information**` would otherwise lose every fact it found). `sampling`: the reader's
     own (None: the main model's; the paper fixes 0.7/0.8/20/1.05). `one_line`: insert
     the facts with their line breaks removed, tight between the markers (the paper's).
+    `cite`: ask the reader to mark which document each fact comes from (ours; the paper
+    profile sends the paper's prompt unchanged), see `search_o1.sources`.
     """
 
     enabled: bool = True
     max_call_tokens: int | None = None
     sampling: Sampling | None = None
     one_line: bool = False
+    cite: bool = True
 
     def __post_init__(self) -> None:
         _at_least("reader", 1, max_call_tokens=self.max_call_tokens)

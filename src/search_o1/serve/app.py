@@ -1,4 +1,5 @@
-"""The HTTP app of `search-o1 serve`: OpenAI-compatible chat, /retrieve, /health, the page.
+"""The HTTP app of `search-o1 serve`: OpenAI-compatible chat, /retrieve, /mcp (MCP over
+streamable HTTP, see mcp_mount.py), /health, the page.
 
 `create_app` takes what builds the engine: Settings (the CLI's way: the pipeline is
 opened on startup and closed on shutdown), an async context manager factory, or a ready
@@ -28,6 +29,7 @@ from search_o1.errors import QueueFull, SearchO1Error
 from search_o1.pipeline import open_pipeline
 from search_o1.serve import openai_wire as wire
 from search_o1.serve.health import health_report
+from search_o1.serve.mcp_mount import mcp_mount
 from search_o1.serve.page import page_routes
 from search_o1.serve.responses import CompletionResponse, EventStreamResponse
 from search_o1.serve.retrieve import parse_retrieve, retrieve
@@ -40,7 +42,7 @@ DEFAULT_MODEL_NAME = "search-o1"
 # Paths that need the bearer key; the page, its assets and /health stay open so a
 # load balancer can probe and a browser can load the page that then asks for the key.
 # (/health shows where the model server is only to a client that sent the key.)
-_PROTECTED = ("/v1/", "/retrieve")
+_PROTECTED = ("/v1/", "/retrieve", "/mcp")
 # A chat request is a conversation of text; a body past this is refused with 413 before
 # it is read whole (an authorised client could otherwise make the server hold any size).
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -81,17 +83,19 @@ def create_app(
     """The serve app. Its state (`app.state.serve`) exposes the limiter's counters."""
     key = source.api_key if isinstance(source, Settings) else None  # for health probes
     state = ServeState(Limiter(max_concurrency, max_queue), model_name, api_key, model_api_key=key)
+    mcp = mcp_mount(lambda: state.engine, state.limiter)
     routes = [
         Route("/v1/chat/completions", _chat, methods=["POST"]),
         Route("/v1/models", _models, methods=["GET"]),
         Route("/retrieve", _retrieve, methods=["POST"]),
         Route("/health", _health, methods=["GET"]),
         Route("/api/mode", _mode, methods=["GET"]),
+        mcp.route,
         *page_routes(),
     ]
     app = Starlette(
         routes=routes,
-        lifespan=_lifespan(source, state, hooks or ServeHooks()),
+        lifespan=_lifespan(source, state, hooks or ServeHooks(), mcp.lifespan),
         exception_handlers={HTTPException: _http_error, wire.WireError: _wire_error},  # type: ignore[dict-item]
     )
     app.state.serve = state
@@ -102,7 +106,10 @@ def create_app(
 
 
 def _lifespan(
-    source: EngineSource, state: ServeState, hooks: ServeHooks
+    source: EngineSource,
+    state: ServeState,
+    hooks: ServeHooks,
+    mcp: Callable[[], AbstractAsyncContextManager[object]],
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -115,6 +122,9 @@ def _lifespan(
                 hooks.on_startup_error(e)
                 yield
                 return
+            # Entered after the engine, so closed before it: MCP sessions (and the asks
+            # they run) end while the backends are still open.
+            await stack.enter_async_context(mcp())
             if hooks.on_ready is not None:
                 hooks.on_ready()
             try:

@@ -1,0 +1,225 @@
+"""MCP both ways, as users run it.
+
+- `search-o1 mcp` started by the official SDK's stdio client, over a loopback model
+  server scripted as the two-hop reasoner and a JSONL corpus: ask (with progress),
+  search, retrieve, typed results; and a cancelled ask whose model request stops.
+- `search-o1 ask --search mcp`: an MCP search server written with the SDK (in
+  tests/servers) as the search backend, over stdio and over HTTP, live and then
+  replayed from the cache without the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from tests.servers import mcp_search_server
+from tests.servers.openai_server import FakeOpenAIServer, openai_server
+from tests.two_hop import ANSWER, QUERIES, QUESTION, respond_body, write_corpus
+
+from search_o1.mcp.models import AskResult, RetrieveResult, SearchResult
+from search_o1.serve.background import serve_in_thread
+
+EXE = Path(sys.executable).with_name("search-o1")
+SEARCH_SERVER = Path(mcp_search_server.__file__)
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture
+def model() -> Iterator[FakeOpenAIServer]:
+    with openai_server(respond_body, return_stop=False) as srv:
+        yield srv
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path)
+
+
+def child_env(tmp_path: Path) -> dict[str, str]:
+    """What the stdio child needs beyond the SDK's safe default environment."""
+    env = {"SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx")}
+    if "PYTHONPATH" in os.environ:  # a source checkout run without installing
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def mcp_params(model: FakeOpenAIServer, corpus: Path, tmp_path: Path) -> StdioServerParameters:
+    args = [
+        "mcp",
+        "--base-url",
+        model.url,
+        "--model",
+        "fake-model",
+        "--chat-template",
+        "chatml",
+        "--corpus",
+        str(corpus),
+        "--task",
+        "multihop",
+    ]
+    return StdioServerParameters(
+        command=str(EXE), args=args, env=child_env(tmp_path), cwd=str(tmp_path)
+    )
+
+
+def test_stdio_ask_search_retrieve(model: FakeOpenAIServer, corpus: Path, tmp_path: Path) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, message))
+
+    async def session() -> tuple[Any, Any, Any, set[str]]:
+        async with Client(mcp_params(model, corpus, tmp_path)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            ask = await client.call_tool(
+                "ask", {"question": QUESTION}, progress_callback=on_progress
+            )
+            search = await client.call_tool("search", {"query": QUERIES[0]})
+            retrieve = await client.call_tool("retrieve", {"query": "Kelp forests", "k": 1})
+            return ask, search, retrieve, names
+
+    ask, search, retrieve, names = anyio.run(session)
+    assert names == {"ask", "search", "retrieve"}
+    answer = AskResult.model_validate(ask.structured_content)
+    assert answer.answer == ANSWER
+    assert [(s.id, s.title) for s in answer.sources] == [
+        ("b1", "Glimmer Bridge"),
+        ("p1", "Orla Venn"),
+    ]
+    assert [s.query for s in answer.searches] == QUERIES
+    assert [m for _, m in progress] == [
+        f"searching: {QUERIES[0]}",
+        f"searched: {QUERIES[0]} (2 hits)",
+        f"searching: {QUERIES[1]}",
+        f"searched: {QUERIES[1]} (2 hits)",
+    ]
+    facts = SearchResult.model_validate(search.structured_content)
+    assert facts.facts == "The Glimmer Bridge was designed by Orla Venn. [1]"
+    assert [s.id for s in facts.sources] == ["b1"]
+    assert RetrieveResult.model_validate(retrieve.structured_content).hits[0].id == "x2"
+    # The model server saw the reader's requests too: the whole pipeline ran.
+    assert (
+        sum(
+            "**Current search query**" in (b.get("prompt") or "") for b in model.completion_requests
+        )
+        == 3
+    )
+
+
+def test_stdio_cancelled_ask_stops_its_model_request(corpus: Path, tmp_path: Path) -> None:
+    release = threading.Event()
+    arrived = threading.Event()
+
+    def held(body: dict[str, Any]) -> str:
+        arrived.set()
+        release.wait(30)  # the first request hangs until the test lets go
+        return respond_body(body)
+
+    with openai_server(held, return_stop=False) as model:
+
+        async def ask_then_cancel() -> None:
+            async with Client(mcp_params(model, corpus, tmp_path)) as client:
+                async with anyio.create_task_group() as tg:
+
+                    async def ask() -> None:
+                        await client.call_tool("ask", {"question": QUESTION})
+
+                    tg.start_soon(ask)
+                    await anyio.to_thread.run_sync(arrived.wait)
+                    tg.cancel_scope.cancel()
+                # Answered after the cancellation was handled: the server is still ours.
+                await client.call_tool("retrieve", {"query": "Kelp", "k": 1})
+                sent = len(model.completion_requests)
+                release.set()  # the hung request now ends on the server's side
+                # A request sent after this would come from the cancelled chain.
+                await client.call_tool("retrieve", {"query": "Kelp", "k": 1})
+                assert len(model.completion_requests) == sent == 1
+
+        anyio.run(ask_then_cancel)
+
+
+# ---------------------------------------------------------------- --search mcp
+
+
+def ask_cli(model: FakeOpenAIServer, tmp_path: Path, *flags: str) -> dict[str, Any]:
+    env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx")}
+    out = subprocess.run(
+        [
+            str(EXE),
+            "ask",
+            QUESTION,
+            "--json",
+            "--base-url",
+            model.url,
+            "--model",
+            "fake-model",
+            "--chat-template",
+            "chatml",
+            "--task",
+            "multihop",
+            "--search",
+            "mcp",
+            "--no-fetch",
+            "--cache-path",
+            str(tmp_path / "cache.sqlite"),
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def hit_ids(result: dict[str, Any]) -> list[list[str]]:
+    return [[h["id"] for h in s["hits"]] for s in result["searches"]]
+
+
+def test_search_mcp_over_stdio_live_then_replayed(
+    model: FakeOpenAIServer, corpus: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    server = f"{sys.executable} {SEARCH_SERVER} {corpus} --log {log}"
+    live = ask_cli(model, tmp_path, "--mcp-server", server)  # three tools: `search` is used
+    assert live["answer"] == ANSWER
+    assert [s["query"] for s in live["searches"]] == QUERIES
+    assert hit_ids(live) == [["b1"], ["b1", "p1"]]
+    assert live["searches"][0]["hits"][0]["url"] == "https://corpus.test/b1"
+    assert log.read_text().splitlines() == QUERIES
+    replayed = ask_cli(model, tmp_path, "--mcp-server", server, "--cache", "replay")
+    assert hit_ids(replayed) == hit_ids(live) and replayed["answer"] == ANSWER
+    assert log.read_text().splitlines() == QUERIES  # the server was not called again
+
+
+def test_search_mcp_resource_links_and_plain_text(
+    model: FakeOpenAIServer, corpus: Path, tmp_path: Path
+) -> None:
+    server = f"{sys.executable} {SEARCH_SERVER} {corpus}"
+    links = ask_cli(model, tmp_path, "--mcp-server", server, "--mcp-tool", "links")
+    assert hit_ids(links)[0] == ["https://corpus.test/b1"]
+    assert links["searches"][0]["hits"][0]["title"] == "Glimmer Bridge"
+    plain = ask_cli(model, tmp_path, "--mcp-server", server, "--mcp-tool", "plain")
+    assert plain["answer"] == ANSWER  # the text blocks were read as documents
+    assert plain["searches"][0]["hits"][0]["title"] == "Glimmer Bridge"
+
+
+def test_search_mcp_over_http(model: FakeOpenAIServer, corpus: Path, tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    with serve_in_thread(mcp_search_server.http_app(corpus, log)) as url:
+        result = ask_cli(model, tmp_path, "--mcp-server", url + "/mcp", "--mcp-tool", "search")
+    assert result["answer"] == ANSWER and hit_ids(result) == [["b1"], ["b1", "p1"]]
+    assert log.read_text().splitlines() == QUERIES
