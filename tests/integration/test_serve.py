@@ -7,6 +7,7 @@ one test runs the whole stack against a fake OpenAI-compatible model server inst
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +22,11 @@ from tests.servers.openai_server import openai_server
 from search_o1 import markers as mk
 from search_o1._http import ssl_context
 from search_o1.config import load_settings
+from search_o1.engine import Engine
+from search_o1.llm.scripted import ScriptedLLM
+from search_o1.search.memory import MemorySearch
 from search_o1.search.retriever import RetrieverSearch
-from search_o1.serve.app import create_app
+from search_o1.serve.app import ServeHooks, create_app
 from search_o1.serve.background import serve_in_thread
 from search_o1.serve.runs import Stats
 
@@ -399,3 +403,38 @@ async def test_view_reads_a_run_the_eval_harness_wrote(tmp_path: Path) -> None:
         step = item["trace"]["steps"][0]
         assert step["search"]["query"] == QUERY and step["search"]["reader"]["refined"] == FACTS
         assert (await http.get("/api/run/items/99")).status_code == 404
+
+
+def test_a_default_budget_bounds_requests_without_max_tokens_and_each_is_logged() -> None:
+    # Serving the embedded model, a request without max_tokens ran for minutes, with
+    # nothing printed. The default is stated in /v1/models; the reader keeps its own.
+    engine, llm = scripted_engine()
+    lines: list[str] = []
+    app = create_app(engine, default_max_tokens=200, hooks=ServeHooks(on_request=lines.append))
+    with serve_in_thread(app) as url:
+        models = http.get(url + "/v1/models").json()
+        assert models["data"][0]["search_o1"] == {"default_max_tokens": 200}
+        client(url).chat.completions.create(model="search-o1", messages=MESSAGES)
+        assert len(llm.calls) == 3  # the query, Reason-in-Documents, the answer
+        assert llm.calls[0][1] <= 200 and llm.calls[2][1] <= 200 and llm.calls[1][1] > 200
+        llm.calls.clear()
+        client(url).chat.completions.create(model="search-o1", messages=MESSAGES, max_tokens=900)
+        assert 200 < llm.calls[0][1] <= 900  # the request's own budget wins
+    assert lines[0].startswith("GET /v1/models 200 · ")
+    chat = lines[1].split(" · ")
+    assert chat[:2] == ["POST /v1/chat/completions 200", "searches 1"]
+    assert re.fullmatch(r"tokens \d+ generated, \d+ by the reader", chat[2])
+    assert chat[3] == "finish answered" and re.fullmatch(r"\d+\.\ds", chat[4])
+    assert len(lines) == 3
+
+
+def test_no_answer_is_said_in_content_not_the_chain_tail() -> None:
+    # It used to return the chain's tail ("Question:\nWhat is the capital of France?").
+    llm = ScriptedLLM(lambda prompt: "Question:\nWhat is the capital of France?")
+    with serve_in_thread(create_app(Engine(llm, MemorySearch({})))) as url:
+        reply = client(url).chat.completions.create(model="search-o1", messages=MESSAGES)
+    message = reply.choices[0].message
+    assert message.content == (
+        "No answer: the model gave no final answer. The reasoning is in reasoning_content."
+    )
+    assert "capital of France" in (message.model_extra or {})["reasoning_content"]

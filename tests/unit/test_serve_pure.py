@@ -58,7 +58,10 @@ def test_finish_reason_and_fallback_answer() -> None:
     trace = Trace("q", finish_reason=FinishReason.MAX_TOKENS)
     assert wire.finish_reason(trace) == "length"
     trace.finish_reason = FinishReason.NO_ANSWER
-    assert wire.finish_reason(trace) == "stop" and wire.answer_text(trace) == ""
+    # No answer is said in words (it was "", or the chain's tail when there was one).
+    assert wire.finish_reason(trace) == "stop" and wire.answer_text(trace) == (
+        "No answer: the model gave no final answer. The reasoning is in reasoning_content."
+    )
 
 
 def test_retrieve_parsing() -> None:

@@ -17,6 +17,24 @@ from search_o1.config import Settings
 from search_o1.errors import ConfigError, MissingExtraError, SearchO1Error
 
 GRACEFUL_SHUTDOWN_S = 30  # in-flight runs get this long to finish on Ctrl-C / SIGTERM
+# New tokens for the chain of a request that sends no max_tokens, on the embedded model:
+# SmolLM2-135M on a CPU rarely writes anything useful past this, and filling its whole
+# 8,192-token window takes minutes. Other backends keep the settings' limits.
+EMBEDDED_DEFAULT_MAX_TOKENS = 512
+
+
+def default_max_tokens(settings: Settings) -> int | None:
+    """A request's chain budget when it gives none (None: the settings' limits).
+
+    >>> from search_o1.config import load_settings
+    >>> default_max_tokens(load_settings({}, environ={}))
+    512
+    >>> default_max_tokens(load_settings({"max_total_tokens": 2000}, environ={})) is None
+    True
+    """
+    if settings.llm_backend != "embedded" or settings.max_total_tokens is not None:
+        return None
+    return EMBEDDED_DEFAULT_MAX_TOKENS
 
 
 def is_loopback(host: str) -> bool:
@@ -88,7 +106,10 @@ def command(
     config_file: Path | None,
     **flags: Any,
 ) -> None:
-    """Serve the pipeline: /v1/chat/completions, /retrieve, /mcp, /health, and a page at /."""
+    """Serve the pipeline: /v1/chat/completions, /retrieve, /mcp, /health, and a page at /.
+
+    Each request is logged on stderr as it ends. On the embedded model a request
+    without max_tokens gets 512 new tokens (stated in /v1/models)."""
     require_serve_extra()
     key = _auth_key(auth_key_env)
     check_exposure(host, has_key=key is not None, insecure=insecure)
@@ -141,8 +162,17 @@ def _serve(settings: Settings, host: str, port: int, **app_options: Any) -> None
     def stopped() -> None:  # from the app: uvicorn re-raises a caught SIGTERM after it
         click.echo("search-o1: stopped", err=True)
 
-    hooks = ServeHooks(on_ready=ready, on_startup_error=startup_failed, on_stopped=stopped)
-    app = create_app(settings, hooks=hooks, **app_options)
+    def request_done(line: str) -> None:
+        click.echo(f"search-o1: {line}", err=True)
+
+    hooks = ServeHooks(
+        on_ready=ready,
+        on_startup_error=startup_failed,
+        on_stopped=stopped,
+        on_request=request_done,
+    )
+    budget = default_max_tokens(settings)
+    app = create_app(settings, hooks=hooks, default_max_tokens=budget, **app_options)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     server.append(uvicorn.Server(config))
     with sock:

@@ -31,6 +31,7 @@ from search_o1.serve import openai_wire as wire
 from search_o1.serve.health import health_report
 from search_o1.serve.mcp_mount import mcp_mount
 from search_o1.serve.page import page_routes
+from search_o1.serve.request_log import RUN_KEY, RequestLog
 from search_o1.serve.responses import CompletionResponse, EventStreamResponse
 from search_o1.serve.retrieve import parse_retrieve, retrieve
 from search_o1.serve.runs import Limiter, Run, cancel_all
@@ -56,6 +57,7 @@ class ServeState:
     engine: Engine | None = None
     runs: set[Run] = field(default_factory=set)
     model_api_key: str | None = None  # the model server's key, for health probes
+    default_max_tokens: int | None = None  # a request's chain budget when it gives none
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,13 @@ class ServeHooks:
     """What the CLI hears from the app's lifespan: `on_ready` once the pipeline is open
     (it announces the address then), `on_stopped` once it is closed again, and
     `on_startup_error` a SearchO1Error met while opening it (it stops the server and
-    prints one line). Without that hook, such an error fails the startup as usual."""
+    prints one line). Without that hook, such an error fails the startup as usual.
+    `on_request` hears each request's log line (see serve/request_log.py)."""
 
     on_ready: Callable[[], None] | None = None
     on_startup_error: Callable[[SearchO1Error], None] | None = None
     on_stopped: Callable[[], None] | None = None
+    on_request: Callable[[str], None] | None = None  # one line per request as it ends
 
 
 def create_app(
@@ -79,10 +83,21 @@ def create_app(
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = MAX_BODY_BYTES,
     hooks: ServeHooks | None = None,
+    default_max_tokens: int | None = None,
 ) -> Starlette:
-    """The serve app. Its state (`app.state.serve`) exposes the limiter's counters."""
+    """The serve app. Its state (`app.state.serve`) exposes the limiter's counters.
+
+    `default_max_tokens` bounds the chain of a request that sends no max_tokens (shown
+    in /v1/models); None leaves it to the settings."""
     key = source.api_key if isinstance(source, Settings) else None  # for health probes
-    state = ServeState(Limiter(max_concurrency, max_queue), model_name, api_key, model_api_key=key)
+    state = ServeState(
+        Limiter(max_concurrency, max_queue),
+        model_name,
+        api_key,
+        model_api_key=key,
+        default_max_tokens=default_max_tokens,
+    )
+    hooks = hooks or ServeHooks()
     mcp = mcp_mount(lambda: state.engine, state.limiter)
     routes = [
         Route("/v1/chat/completions", _chat, methods=["POST"]),
@@ -95,13 +110,15 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        lifespan=_lifespan(source, state, hooks or ServeHooks(), mcp.lifespan),
+        lifespan=_lifespan(source, state, hooks, mcp.lifespan),
         exception_handlers={HTTPException: _http_error, wire.WireError: _wire_error},  # type: ignore[dict-item]
     )
     app.state.serve = state
     # The last added runs first: the key is checked before any body is read.
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(BearerAuth, api_key=api_key)
+    if hooks.on_request is not None:  # outermost: refusals by the guards are logged too
+        app.add_middleware(RequestLog, emit=hooks.on_request)
     return app
 
 
@@ -178,7 +195,10 @@ async def _json_body(request: Request) -> Any:
 async def _chat(request: Request) -> Response:
     state = _state(request)
     chat = wire.parse_chat_request(await _json_body(request), model_name=state.model_name)
-    engine = engine_for(_engine(request), chat.overrides)
+    overrides = chat.overrides
+    if state.default_max_tokens is not None:
+        overrides = {"max_tokens": state.default_max_tokens, **overrides}
+    engine = engine_for(_engine(request), overrides)
     try:
         ticket = state.limiter.admit()
     except QueueFull:
@@ -197,6 +217,7 @@ async def _chat(request: Request) -> Response:
         task=chat.task,
         method=chat.method,
     )
+    setattr(request.state, RUN_KEY, run)  # for the request's log line
     maker = wire.ChunkMaker(wire.new_completion_id(), state.model_name)
     if chat.stream:
         return EventStreamResponse(run, maker, include_usage=chat.include_usage)
@@ -229,7 +250,14 @@ def engine_for(base: Engine, overrides: dict[str, Any]) -> Engine:
 
 async def _models(request: Request) -> Response:
     state = _state(request)
-    model = {"id": state.model_name, "object": "model", "created": 0, "owned_by": "search-o1"}
+    model = {
+        "id": state.model_name,
+        "object": "model",
+        "created": 0,
+        "owned_by": "search-o1",
+        # What a request without max_tokens gets (null: the server's settings decide).
+        wire.EXTENSION: {"default_max_tokens": state.default_max_tokens},
+    }
     return JSONResponse({"object": "list", "data": [model]})
 
 

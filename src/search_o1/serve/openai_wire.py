@@ -213,19 +213,28 @@ def finish_reason(trace: Trace) -> str:
     return "length" if trace.finish_reason in _LENGTH_REASONS else "stop"
 
 
+# Why a finished chain has no answer, by how it ended: `content` says so in words.
+_NO_ANSWER_WHY = {
+    FinishReason.MAX_TOKENS: "the token budget (max_tokens) ran out first",
+    FinishReason.MAX_TURNS: "the turn limit ran out first",
+    FinishReason.CONTEXT_OVERFLOW: "the chain filled the model's context window first",
+}
+
+
 def answer_text(trace: Trace) -> str:
-    """`content`: the extracted answer, or when none, what the model wrote after its last
-    search result (so a chat client never shows an empty reply for a finished chain).
+    """`content`: the extracted answer, or when none, a sentence saying there is none and
+    why (the chain's own words stay in `reasoning_content`; its tail is no answer).
 
-    Our markers never reach `content`: an unfinished query or page request is cut off.
+    Our markers never reach `content`.
 
-    >>> answer_text(Trace("q", "search-o1", steps=[]))
-    ''
+    >>> answer_text(Trace("q", "search-o1", steps=[], finish_reason=FinishReason.MAX_TOKENS))
+    'No answer: the token budget (max_tokens) ran out first. The reasoning is in reasoning_content.'
     """
     if trace.answer is not None:
         return without_markers(trace.answer)
-    tail = trace.output.rsplit(mk.END_RESULT, 1)[-1]
-    return without_markers(tail)
+    ended = trace.finish_reason
+    why = (ended and _NO_ANSWER_WHY.get(ended)) or "the model gave no final answer"
+    return f"No answer: {why}. The reasoning is in reasoning_content."
 
 
 def without_markers(text: str) -> str:
