@@ -73,6 +73,10 @@ class Completion:
     `continuation`: how the request continued the chain so far ("raw" completions,
     "continue_final", "prefix", "prefill"); None when there was nothing to continue or
     the backend does not say.
+    `client_stop`: the backend, not the server, ended the generation at `stop` (a
+    server that ignored the stop string, or applied it to the answer only: the stream
+    was closed at the marker, or the text after it dropped). `replaced`: lone
+    surrogates in the prompt or the reply that were sent or kept as U+FFFD.
     """
 
     text: str
@@ -82,6 +86,8 @@ class Completion:
     completion_tokens: int = 0
     latency_s: float = 0.0
     continuation: str | None = None
+    client_stop: bool = False
+    replaced: int = 0
 
 
 @dataclass(frozen=True)
@@ -212,6 +218,11 @@ class Trace:
     @property
     def searches(self) -> list[SearchRecord]:
         return [s.search for s in self.steps if s.search is not None]
+
+    @property
+    def client_stops(self) -> int:
+        """Generations the model client ended at a stop string the server let pass."""
+        return sum(1 for s in self.steps if s.completion.client_stop)
 
     @property
     def prompt_too_long(self) -> str | None:

@@ -11,10 +11,13 @@ from typing import Any
 import pytest
 from tests.e2e.test_ask_cli import CORPUS, run_cli
 from tests.servers.reasoning_server import (
+    DEEPSEEK,
     VLLM,
     VLLM_010,
     Flavour,
+    Model,
     reasoning_server,
+    thinks_on,
     two_hop_thinker,
 )
 
@@ -28,13 +31,21 @@ def corpus(tmp_path: Path) -> Path:
     return path
 
 
-def ask(flavour: Flavour, corpus: Path, tmp_path: Path, **changes: Any) -> dict[str, Any]:
-    with reasoning_server(flavour, two_hop_thinker, **changes) as server:
+def ask(
+    flavour: Flavour,
+    corpus: Path,
+    tmp_path: Path,
+    model: Model = two_hop_thinker,
+    *flags: str,
+    **changes: Any,
+) -> dict[str, Any]:
+    with reasoning_server(flavour, model, **changes) as server:
         out = run_cli(
-            "ask", QUESTION, "--json", "--base-url", server.url, "--corpus", str(corpus),
-            "--task", "multihop", "--chat-template", "qwen-think", "--cache", "off",
+            *("ask", QUESTION, "--json", "--base-url", server.url, "--corpus", str(corpus)),
+            *("--task", "multihop", "--chat-template", "qwen-think", "--cache", "off"),
+            *flags,
             tmp_path=tmp_path,
-        )  # fmt: skip
+        )
     assert out.returncode == 0, out.stderr
     return dict(json.loads(out.stdout))
 
@@ -59,3 +70,29 @@ def test_chat_only_reasoning_servers_search_like_raw_completions(
         assert chat["searches"] == raw["searches"]
         assert continuations(chat) == [None, "continue_final", "continue_final"]
         assert chat["trace"]["output"].startswith("<think>\nFirst the designer.")
+
+
+# Servers that let the end marker pass while the model thinks on to max_tokens.
+STOPS_PASS = [
+    pytest.param(VLLM, {"stops": "none"}, (), id="raw-streamed"),
+    pytest.param(VLLM, {"stops": "none", "streams": False}, (), id="raw-whole"),
+    pytest.param(
+        VLLM_010, {"stops": "none", "completions": False}, ("--api-mode", "chat"), id="chat"
+    ),
+    pytest.param(DEEPSEEK, {}, (), id="deepseek-content-only"),
+    pytest.param(DEEPSEEK, {"streams": False}, (), id="deepseek-whole"),
+]
+
+
+@pytest.mark.parametrize(("flavour", "changes", "flags"), STOPS_PASS)
+def test_stops_let_pass_in_the_thinking_still_search(
+    corpus: Path, tmp_path: Path, flavour: Flavour, changes: dict[str, Any], flags: tuple[str, ...]
+) -> None:
+    result = ask(flavour, corpus, tmp_path, thinks_on(two_hop_thinker), *flags, **changes)
+    assert result["answer"] == "Tessaly" and result["finish_reason"] == "answered"
+    assert [s["query"] for s in result["searches"]] == [
+        "Glimmer Bridge designer",
+        "Orla Venn birthplace",
+    ]
+    steps = result["trace"]["steps"]
+    assert [s["completion"]["client_stop"] for s in steps] == [True, True, False]

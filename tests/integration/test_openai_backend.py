@@ -453,3 +453,23 @@ async def test_a_stream_held_open_after_done_does_not_hang() -> None:
         )
         await llm.aclose()
     assert done.text == "hi" and time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
+async def test_lone_surrogates_in_prompt_and_reply_become_replacement_characters(
+    streaming: bool,
+) -> None:
+    """A lone surrogate is legal in a str and in JSON text (`"\\ud800"`), but not in UTF-8:
+    in a prompt it would fail the request's encoding, in a reply a later write. Both go
+    through as U+FFFD, and the completion counts them."""
+    pieces: list[str] = []
+    prompt = Prompt((Message("user", "odd \ud800 question"),), "so far \udfff")
+    with openai_server(reply("an odd \ud800 answer")) as server:
+        llm = fast(server.url, stream=streaming)
+        on_text = pieces.append if streaming else None
+        done = await llm.complete(CompletionRequest(prompt, max_tokens=100), on_text=on_text)
+        await llm.aclose()
+    assert done.text == "an odd \ufffd answer" and done.replaced == 3
+    assert server.completion_requests[0]["prompt"].endswith("so far \ufffd")
+    assert "odd \ufffd question" in server.completion_requests[0]["prompt"]
+    assert "".join(pieces).encode() == (done.text.encode() if streaming else b"")

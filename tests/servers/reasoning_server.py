@@ -30,6 +30,16 @@ facts file on reasoning servers; unconfirmed points are marked "assumed" below):
 - HIDDEN (OpenAI o-series style): the thinking is never returned, only counted in
   `reasoning_tokens`; a trailing assistant message starts a new turn.
 
+Where stop strings fire (`Flavour.stops`): "all" is vLLM's V1 detokenizer today (the
+whole output, thinking included: `v1/engine/detokenizer.py`) and SGLang's
+(`schedule_batch.py` checks the output text); "content" is what hosted APIs do and
+vLLM PRs #52486/#45846 would do (no stop until `</think>`; issues #52393, #53066), and
+what DeepSeek is taken to do (worst case); "none" is a server that ignores them. A
+server that let a requested stop string pass counts, per generation, the tokens it sent
+after it (`overruns`): streaming, it goes on token by token, as a model does, until it
+sees the client hang up (vLLM, SGLang and llama.cpp abort a request whose connection
+closed), giving the client a moment per token to do so.
+
 The "model" is a function of the raw prompt the server would feed it (its chat template
 rendered here: ChatML whose generation prompt opens `<think>\\n`, as QwQ's and R1's do) and
 returns raw output; the server then splits it at `</think>` like a reasoning parser.
@@ -40,6 +50,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -52,6 +64,11 @@ from tests.servers._base import JSONHandler, serving
 Model = Callable[[str], str]  # raw prompt -> raw output (thinking, `</think>`, answer)
 THINK, UNTHINK = "<think>", "</think>"
 CHUNK = 5
+# After a stop string it let pass, the server waits up to this long per token for the
+# client to hang up (a model's pace, slowed so that a loaded machine cannot lose the
+# race), for at most PACED tokens; then it sends the rest at once.
+PACE_S = 0.25
+PACED = 32
 
 
 @dataclass(frozen=True)
@@ -65,6 +82,9 @@ class Flavour:
     null_content: bool = False  # "content": null while thinking (DeepSeek)
     counts_reasoning: bool = False  # usage.completion_tokens_details.reasoning_tokens
     opens_think: bool = True  # the template's generation prompt ends with "<think>\n"
+    stops: Literal["all", "content", "none"] = "all"  # where stop strings fire
+    streams: bool = True  # False: answers one JSON body even when asked to stream
+    chunk: int = CHUNK  # characters per streamed piece
 
 
 VLLM_010 = Flavour("vllm-0.10", "vllm", ("reasoning_content",), "vllm", completions=True)
@@ -72,9 +92,14 @@ VLLM_011 = Flavour("vllm-0.11", "vllm", ("reasoning", "reasoning_content"), "vll
 VLLM = Flavour("vllm", "vllm", ("reasoning",), "vllm", completions=True)
 SGLANG = Flavour("sglang", "sglang", ("reasoning_content",), "sglang", completions=True)
 DEEPSEEK = Flavour(
-    "deepseek", "deepseek", ("reasoning_content",), "deepseek", null_content=True,
+    "deepseek",
+    "deepseek",
+    ("reasoning_content",),
+    "deepseek",
+    null_content=True,
     counts_reasoning=True,
-)  # fmt: skip
+    stops="content",
+)
 OPENROUTER = Flavour(
     "openrouter", None, ("reasoning",), "prefill", details=True, counts_reasoning=True
 )
@@ -155,14 +180,39 @@ def split_output(prompt: str, output: str) -> tuple[str, str]:
     return (thinking, answer) if sep else (output, "")
 
 
-def cut_at_stop(text: str, body: dict[str, Any], keep: bool) -> tuple[str, str]:
+def requested_stops(body: dict[str, Any]) -> list[str]:
     stops = body.get("stop") or []
-    stops = [stops] if isinstance(stops, str) else stops
-    hits = [(i, s) for s in stops if s and (i := text.find(s)) >= 0]
+    return [s for s in ([stops] if isinstance(stops, str) else stops) if s]
+
+
+def cut_at_stop(
+    prompt: str, text: str, body: dict[str, Any], keep: bool, where: str = "all"
+) -> tuple[str, str]:
+    """The output as the server returns it: cut at the first stop string that fires
+    (`where`: "all", "content" = only after the thinking ended, "none")."""
+    hits = sorted(
+        (i, s)
+        for s in requested_stops(body)
+        for i in _positions(text, s)
+        if where == "all" or (where == "content" and not in_thinking(prompt + text[:i]))
+    )
     if not hits:
         return text, "stop"
-    i, s = min(hits)
+    i, s = hits[0]
     return text[:i] + (s if keep else ""), "stop"
+
+
+def _positions(text: str, stop: str) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(stop), text)]
+
+
+def passed_stop(text: str, body: dict[str, Any]) -> int | None:
+    """Where the text after the first requested stop string begins, if one is in `text`."""
+    found = [(i, s) for s in requested_stops(body) if (i := text.find(s)) >= 0]
+    if not found:
+        return None
+    i, s = min(found)
+    return i + len(s)
 
 
 def _keeps_stop(flavour: Flavour, body: dict[str, Any]) -> bool:
@@ -184,6 +234,9 @@ class ReasoningServer:
         self.flavour = flavour
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.prompts: list[str] = []  # the raw prompt of every generation, in order
+        # Per generation that let a requested stop string pass: the tokens (4 characters
+        # each) it sent after it before the client hung up, or in all (a whole reply).
+        self.overruns: list[int] = []
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -225,18 +278,28 @@ class _Handler(JSONHandler):
     def _generate(self, prompt: str, body: dict[str, Any]) -> tuple[str, str]:
         with self.lock:
             self.served.prompts.append(prompt)
-        output, finish = cut_at_stop(self.model(prompt), body, _keeps_stop(self.flavour, body))
+        keep, where = _keeps_stop(self.flavour, body), self.flavour.stops
+        output, finish = cut_at_stop(prompt, self.model(prompt), body, keep, where)
         limit = body.get("max_tokens")
         if isinstance(limit, int) and len(output) > limit * 4:
             output, finish = output[: limit * 4], "length"
         return output, finish
 
+    def _whole_overrun(self, output: str, body: dict[str, Any]) -> None:
+        """A whole reply that let a stop string pass: all it generated after it."""
+        after = passed_stop(output, body)
+        if after is not None and after < len(output):
+            with self.lock:
+                self.served.overruns.append(_tokens(output[after:]))
+
     def _completions(self, body: dict[str, Any]) -> None:
         text, finish = self._generate(str(body["prompt"]), body)
         usage = _usage(body["prompt"], text, 0, False)
-        if body.get("stream"):
-            pieces = [{"text": text[i : i + CHUNK]} for i in range(0, len(text), CHUNK)]
+        if body.get("stream") and self.flavour.streams:
+            size = self.flavour.chunk
+            pieces = [{"text": text[i : i + size]} for i in range(0, len(text), size)]
             return self._sse("text_completion", pieces, finish, usage, body)
+        self._whole_overrun(text, body)
         choice = {"index": 0, "text": text, "finish_reason": finish}
         self._json(200, _envelope("text_completion", [choice], usage))
 
@@ -245,9 +308,10 @@ class _Handler(JSONHandler):
         output, finish = self._generate(prompt, body)
         thinking, answer = split_output(prompt, output)
         usage = _usage(prompt, output, len(thinking), self.flavour.counts_reasoning)
-        if body.get("stream"):
-            return self._sse("chat.completion.chunk", self._deltas(thinking, answer), finish,
-                             usage, body)  # fmt: skip
+        if body.get("stream") and self.flavour.streams:
+            deltas = self._deltas(thinking, answer)
+            return self._sse("chat.completion.chunk", deltas, finish, usage, body)
+        self._whole_overrun(thinking + answer, body)
         message: dict[str, Any] = {"role": "assistant", "content": answer}
         message.update(self._reasoning(thinking))
         if not answer and self.flavour.owned_by:  # vLLM, SGLang, DeepSeek: null, not ""
@@ -267,12 +331,13 @@ class _Handler(JSONHandler):
 
     def _deltas(self, thinking: str, answer: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [{"delta": {"role": "assistant", "content": ""}}]
-        for i in range(0, len(thinking), CHUNK):
-            delta = self._reasoning(thinking[i : i + CHUNK])
+        size = self.flavour.chunk
+        for i in range(0, len(thinking), size):
+            delta = self._reasoning(thinking[i : i + size])
             if self.flavour.null_content:
                 delta["content"] = None
             out.append({"delta": delta})
-        out += [{"delta": {"content": answer[i : i + CHUNK]}} for i in range(0, len(answer), CHUNK)]
+        out += [{"delta": {"content": answer[i : i + size]}} for i in range(0, len(answer), size)]
         return out
 
     def _sse(
@@ -288,13 +353,40 @@ class _Handler(JSONHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         last: dict[str, Any] = {"delta": {}} if kind.startswith("chat") else {"text": ""}
-        for piece in [*pieces, {**last, "finish_reason": finish}]:
-            self._chunk(_envelope(kind, [{"index": 0, "finish_reason": None, **piece}]))
+        full = "".join(map(_piece_text, pieces))
+        passing = (after := passed_stop(full, body)) is not None and after < len(full)
+        sent, overrun = "", None  # overrun: characters sent after a stop string let pass
+        try:
+            for piece in [*pieces, {**last, "finish_reason": finish}]:
+                if overrun is not None and overrun < PACED * 4 and self._client_gone(PACE_S):
+                    return  # the client hung up: the generation is aborted
+                self._chunk(_envelope(kind, [{"index": 0, "finish_reason": None, **piece}]))
+                text = _piece_text(piece)
+                if overrun is not None:
+                    overrun += len(text)
+                    continue
+                sent += text
+                after = passed_stop(sent, body) if passing else None
+                overrun = None if after is None else len(sent) - after
+        finally:
+            if overrun is not None:
+                with self.lock:
+                    self.served.overruns.append(_tokens("x" * overrun))
         if (body.get("stream_options") or {}).get("include_usage"):
             self._chunk(_envelope(kind, [], usage))
         self._raw(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _client_gone(self, wait: float) -> bool:
+        """Whether the client closed the connection (waiting up to `wait` s to see)."""
+        readable, _, _ = select.select([self.connection], [], [], wait)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _chunk(self, payload: dict[str, Any]) -> None:
         self._raw(b"data: " + json.dumps(payload).encode() + b"\n\n")
@@ -312,10 +404,21 @@ def _envelope(kind: str, choices: list[dict[str, Any]], usage: Any = None) -> di
     return out
 
 
-def _usage(prompt: Any, output: str, thinking_chars: int, counted: bool) -> dict[str, Any]:
-    def tokens(text: str) -> int:
-        return (len(text) + 3) // 4
+def _tokens(text: str) -> int:
+    return (len(text) + 3) // 4
 
+
+def _piece_text(piece: dict[str, Any]) -> str:
+    """The text a stream piece carries: raw text, or a delta's reasoning and content."""
+    if "text" in piece:
+        return str(piece["text"] or "")
+    delta = piece.get("delta") or {}
+    thought = next((delta[f] for f in ("reasoning_content", "reasoning") if delta.get(f)), "")
+    return str(thought) + str(delta.get("content") or "")
+
+
+def _usage(prompt: Any, output: str, thinking_chars: int, counted: bool) -> dict[str, Any]:
+    tokens = _tokens
     p, c = tokens(json.dumps(prompt)), tokens(output)
     usage: dict[str, Any] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
     if counted:
@@ -363,3 +466,21 @@ def two_hop_thinker(prompt: str) -> str:
     place = re.search(r"born in ([A-Z]\w+)", results[-1])
     town = place.group(1) if place else "?"
     return f"So it is {town}.\n{UNTHINK}\n\nThe designer was born in \\boxed{{{town}}}."
+
+
+def thinks_on(model: Model, tokens: int = 40_000) -> Model:
+    """`model`, going on past its end-of-query marker as a model does when nothing stops
+    it: about `tokens` more tokens of thinking (by default past any call's `max_tokens`,
+    so the server ends on "length"), then a wrong answer. A client that does not end the
+    call at the marker loses the search."""
+    filler = " No result came, so I will guess."  # 33 characters: about 8 tokens
+
+    def model_on(prompt: str) -> str:
+        out = model(prompt)
+        head, marker, _ = out.partition(END_Q)
+        if not marker:
+            return out
+        ramble = filler * (tokens * 4 // len(filler))
+        return f"{head}{END_Q}{ramble}\n{UNTHINK}\n\nIt was \\boxed{{Nowhere}}."
+
+    return model_on

@@ -25,6 +25,7 @@ is resent from the start, unless its text was already shown live (`on_text`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -45,14 +46,22 @@ from search_o1.llm.openai.continuation import Continuation
 from search_o1.llm.openai.discovery import Discovery, one_url, root
 from search_o1.llm.openai.endpoints import Route
 from search_o1.llm.openai.fields import FieldLearner
-from search_o1.llm.openai.stream import Kept, StreamCut, is_streamed, read_stream, read_whole
+from search_o1.llm.openai.stream import (
+    Kept,
+    StopWatch,
+    StreamCut,
+    is_streamed,
+    read_stream,
+    read_whole,
+)
 from search_o1.llm.openai.tools import CHAT, TurnParts, converse
 from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
 from search_o1.llm.templates import render_on_server as _render_on_server
 from search_o1.llm.tools import ToolRequest
+from search_o1.text_safety import scrub_count
 from search_o1.tokens import estimate_tokens
 from search_o1.tool_chat import ToolReply
-from search_o1.types import Completion, Message, TextSink
+from search_o1.types import Completion, Message, Prompt, TextSink
 
 log = logging.getLogger(__name__)
 BACKEND = "openai"
@@ -195,6 +204,7 @@ class OpenAILLM:
 
     async def _complete(self, request: CompletionRequest, on_text: TextSink | None) -> Completion:
         started = time.monotonic()
+        request, replaced = _scrubbed(request)
         prompt = request.prompt
         info = await self._discovery.info()
         plan = self._route.plan(info, request)
@@ -215,7 +225,7 @@ class OpenAILLM:
             return self._fields.apply(out, kind=info.kind)
 
         thinking = plan.thinking if plan is not None else False
-        reply = await self._complete_request(url, body, on_text, thinking, kept)
+        reply = await self._complete_request(url, body, on_text, (thinking, request.stop), kept)
         _require_visible_thinking(url, reply, request)
         content = reply.text
         if plan is not None and not stream and info.kind != "vllm":
@@ -223,7 +233,10 @@ class OpenAILLM:
             content = content.removeprefix(prompt.continuation)
         raw = join_reply(thinking, reply.reasoning, content)
         how = plan.how if plan is not None else "raw"
-        return _completion(reply, raw, sent, request.stop, time.monotonic() - started, how)
+        completion = _completion(reply, raw, sent, request.stop, time.monotonic() - started, how)
+        if replaced:
+            completion = dataclasses.replace(completion, replaced=completion.replaced + replaced)
+        return completion
 
     async def converse(
         self,
@@ -291,11 +304,12 @@ class OpenAILLM:
         url: str,
         body: Callable[[], dict[str, Any]],
         on_text: TextSink | None,
-        thinking: bool = False,
+        chain: tuple[bool, Sequence[str]] = (False, ()),
         kept: Kept | None = None,
     ) -> wire.Reply:
         """POST a completion with retries; `kept` (raw prompts) collects the text of
-        streams cut off midway, and the next attempt continues after it."""
+        streams cut off midway, and the next attempt continues after it. `chain`:
+        whether the chain is inside its thinking, and the stop strings that end it."""
         shown: list[str] = []
 
         def sink(piece: str) -> None:
@@ -305,7 +319,7 @@ class OpenAILLM:
 
         async def attempt() -> wire.Reply:
             try:
-                reply = await self._post_once(url, body(), sink, thinking)
+                reply = await self._post_once(url, body(), sink, chain)
             except StreamCut as cut:
                 if kept is not None:
                     kept.add(cut)
@@ -320,8 +334,12 @@ class OpenAILLM:
         return await self.retry.call(attempt, what=url)
 
     async def _post_once(
-        self, url: str, body: dict[str, Any], on_text: TextSink, thinking: bool = False
+        self, url: str, body: dict[str, Any], on_text: TextSink, chain: tuple[bool, Sequence[str]]
     ) -> wire.Reply:
+        """One request. A stream is read until its end or a stop string (`read_stream`);
+        leaving this block unread closes the connection, which tells the server to stop
+        generating (vLLM, SGLang and llama.cpp abort a request whose client went away)."""
+        thinking, stops = chain
         conn = self._connection
         async with conn.deadline(url), conn.open(url, body) as response:
             if response.status_code != 200:
@@ -329,11 +347,14 @@ class OpenAILLM:
                 raise conn.http_error(url, response, self.model)
             if is_streamed(body, response):
                 stall = conn.stall_timeout_s
-                return await read_stream(url, response, on_text, stall_s=stall, thinking=thinking)
+                return await read_stream(
+                    url, response, on_text, stall_s=stall, thinking=thinking, stops=stops
+                )
             reply = await read_whole(url, response, wire.parse_reply)
-            shown = join_reply(thinking, reply.reasoning, reply.text)
-            if body.get("stream") and shown:
-                on_text(shown)
+            if body.get("stream"):  # a server that ignored `stream`: show it at once
+                watch = StopWatch(stops, on_text)
+                watch.feed(join_reply(thinking, reply.reasoning, reply.text))
+                watch.flush()
             return reply
 
 
@@ -362,16 +383,50 @@ def _completion(
 ) -> Completion:
     finish: Literal["stop", "length"] = "length" if reply.finish_reason == "length" else "stop"
     text, hit = normalise_stop(raw, finish, stop, server_stop=reply.server_stop)
+    by_client = False
+    if hit is not None and raw.startswith(hit, len(text)):
+        # The model wrote the stop string: the call ends there, whoever stopped. A server
+        # that ignored it, or applied it to the answer only, went on past it (to
+        # max_tokens, maybe); that text is dropped.
+        by_client = reply.client_stop is not None or len(raw) > len(text) + len(hit)
+        by_client = by_client or finish == "length"
+        finish = "stop"
+    text, replaced = scrub_count(text)
     prompt_tokens = reply.prompt_tokens
     if not prompt_tokens:  # only then: serialising a long chat prompt is not free
         prompt_tokens = estimate_tokens(sent if isinstance(sent, str) else json.dumps(sent))
-    completion_tokens = reply.completion_tokens
+    completion_tokens = estimate_tokens(raw)
+    if reply.completion_tokens is not None:
+        completion_tokens = reply.completion_tokens
+    if by_client and hit is not None and raw:
+        # The text dropped after the stop string is not in the chain: counting it would
+        # spend the question's token budget and overstate the chain's length. The
+        # server's count, scaled to the text kept.
+        kept = len(text) + len(hit)
+        completion_tokens = max(1, round(completion_tokens * kept / len(raw)))
     return Completion(
         text=text,
         finish=finish,
         stop=hit if finish == "stop" else None,
         prompt_tokens=prompt_tokens,
-        completion_tokens=estimate_tokens(raw) if completion_tokens is None else completion_tokens,
+        completion_tokens=completion_tokens,
         latency_s=latency_s,
         continuation=continuation,
+        client_stop=by_client,
+        replaced=replaced,
     )
+
+
+def _scrubbed(request: CompletionRequest) -> tuple[CompletionRequest, int]:
+    """`request` with lone surrogates in its prompt made U+FFFD, and how many there were
+    (a request body holding one cannot be encoded as UTF-8)."""
+    prompt = request.prompt
+    continuation, count = scrub_count(prompt.continuation)
+    messages = []
+    for message in prompt.messages:
+        content, n = scrub_count(message.content)
+        count += n
+        messages.append(dataclasses.replace(message, content=content) if n else message)
+    if not count:
+        return request, 0
+    return request.with_prompt(Prompt(tuple(messages), continuation)), count

@@ -7,6 +7,8 @@ one retry policy, one deadline rule and the same typed errors.
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -17,6 +19,9 @@ from search_o1._http import RetryPolicy, deadline
 from search_o1.errors import BackendError
 from search_o1.llm.openai import errors
 from search_o1.llm.openai.transport import http_client
+from search_o1.text_safety import scrub_count
+
+log = logging.getLogger(__name__)
 
 
 class Connection:
@@ -59,8 +64,11 @@ class Connection:
     @asynccontextmanager
     async def open(self, url: str, body: dict[str, Any]) -> AsyncIterator[httpx.Response]:
         """POST `body` and hold the response open for streaming; transport faults typed."""
+        headers = {"Content-Type": "application/json"}
         try:
-            async with self._client.stream("POST", url, json=body) as response:
+            async with self._client.stream(
+                "POST", url, content=encode(body), headers=headers
+            ) as response:
                 yield response
         except httpx.TransportError as e:
             raise errors.transport_error(url, e) from None
@@ -81,3 +89,21 @@ class Connection:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    """`body` as UTF-8 JSON (as httpx would write it), lone surrogates sent as U+FFFD.
+
+    A lone surrogate (from a caller's text, or a tool result) cannot be encoded as UTF-8;
+    left in, it would fail the request far from where it came in.
+
+    >>> encode({"prompt": "a\\ud800"}).decode()
+    '{"prompt":"a\ufffd"}'
+    """
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        fixed, count = scrub_count(text)
+        log.warning("request body: %d lone surrogate(s) sent as U+FFFD", count)
+        return fixed.encode()

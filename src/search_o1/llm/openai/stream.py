@@ -8,6 +8,10 @@ choice. Anything else is a fault, reported as a BackendError the client may act 
   raw-prompt client can keep it and continue the generation from there.
 - a stall (not retryable): the stream began and then sent nothing for `stall_s`
   seconds; a stuck server, not a slow one, so it is reported rather than resent.
+
+Stop strings are applied here too, whoever else does (`StopWatch`): the moment one
+appears in the chain text the reading stops and the reply says so (`client_stop`); the
+caller then closes the response, which tells the server to stop generating.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import suppress
 from typing import Any, TypeVar
 
@@ -25,6 +29,7 @@ from search_o1.errors import BackendError
 from search_o1.llm._reasoning import ChainJoiner
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import errors, wire
+from search_o1.text_safety import scrub
 from search_o1.types import TextSink
 
 BACKEND = "openai"
@@ -42,6 +47,64 @@ class StreamCut(BackendError):
         self.pieces = pieces
 
 
+class StopWatch:
+    """Watches one reply's chain text for stop strings as it arrives; passes on the text
+    before the first one.
+
+    Whether a server applies a stop string inside the thinking differs (vLLM does
+    today; hosted APIs apply stops to the answer only, and open vLLM pull requests would
+    too; some servers ignore them), so the client applies them itself: a query ends
+    where its end marker is, whoever stops. A tail that could be the start of a stop
+    string is held back until the next piece decides it, so the text passed on never
+    holds one. Lone surrogates are passed on as U+FFFD (a live display could not print
+    them).
+    """
+
+    def __init__(self, stops: Sequence[str], sink: TextSink) -> None:
+        self._stops = tuple(s for s in stops if s)
+        self._sink = sink
+        self._held = ""
+        self.hit: str | None = None  # the stop string found, once found
+
+    def feed(self, piece: str) -> bool:
+        """Take the next piece; True once a stop string has appeared."""
+        if self.hit is not None:
+            return True
+        text = self._held + piece
+        found = [(i, s) for s in self._stops if (i := text.find(s)) >= 0]
+        if found:
+            cut, self.hit = min(found)
+            self._held = ""
+            self._pass(text[:cut])
+            return True
+        keep = max((_partial(text, s) for s in self._stops), default=0)
+        self._held = text[len(text) - keep :] if keep else ""
+        self._pass(text[: len(text) - keep])
+        return False
+
+    def flush(self) -> None:
+        """The reply ended without a stop string: pass on what was held back."""
+        if self.hit is None:
+            self._pass(self._held)
+        self._held = ""
+
+    def _pass(self, text: str) -> None:
+        if text:
+            self._sink(scrub(text))
+
+
+def _partial(text: str, stop: str) -> int:
+    """The length of the longest end of `text` that begins `stop` (0: none).
+
+    >>> _partial("abc<|end", "<|end_search_query|>"), _partial("abc", "<|end|>")
+    (5, 0)
+    """
+    for size in range(min(len(stop) - 1, len(text)), 0, -1):
+        if text.endswith(stop[:size]):
+            return size
+    return 0
+
+
 async def read_stream(
     url: str,
     response: httpx.Response,
@@ -50,15 +113,19 @@ async def read_stream(
     stall_s: float | None,
     thinking: bool = False,
     state: wire.StreamState | None = None,
+    stops: Sequence[str] = (),
 ) -> wire.Reply:
     """The reply in `response`'s SSE body, text pieces passed to `on_text` as they come
     (with `thinking`, reasoning deltas joined into the chain text; see _reasoning).
-    `state`: a StreamState of another kind (tools mode's), read the same way."""
+    `state`: a StreamState of another kind (tools mode's), read the same way.
+    `stops`: the reading ends where one appears in the chain text (the reply's
+    `client_stop` names it; the caller closes the response, so the server stops)."""
     state = state or wire.StreamState(ChainJoiner(thinking))
+    watch = StopWatch(stops, on_text)
     sse = wire.SseDecoder()
     chunks = response.aiter_bytes()
     try:
-        done = await _pump(url, chunks, state, sse, on_text, stall_s)
+        done = await _pump(url, chunks, state, sse, watch, stall_s)
     except TimeoutError:
         message = f"{url}: stream stalled: nothing for {stall_s:g} s (raise --stall-timeout?)"
         raise BackendError(BACKEND, message) from None
@@ -67,6 +134,9 @@ async def read_stream(
     except httpx.TransportError as e:
         why = f"connection lost mid-stream ({type(e).__name__})"
         raise StreamCut(url, why, state.reply(), _pieces(state)) from None
+    if watch.hit is not None:
+        return dataclasses.replace(state.reply(), client_stop=watch.hit)
+    watch.flush()
     if done:
         await drain(chunks)
     reply = state.reply()
@@ -85,12 +155,12 @@ async def _pump(
     chunks: AsyncIterator[bytes],
     state: wire.StreamState,
     sse: wire.SseDecoder,
-    on_text: TextSink,
+    watch: StopWatch,
     stall_s: float | None,
 ) -> bool:
-    """Feed the body to `state`; True when `[DONE]` came. The stall clock starts with
-    the first byte: before it, a long prompt may still be being read (the read timeout
-    covers that wait)."""
+    """Feed the body to `state`; True when `[DONE]` came or a stop string appeared. The
+    stall clock starts with the first byte: before it, a long prompt may still be being
+    read (the read timeout covers that wait)."""
     loop = asyncio.get_running_loop()
     async with asyncio.timeout(None) as guard:
         last = -1.0
@@ -101,9 +171,9 @@ async def _pump(
             if stall_s is not None and now - last > stall_s / 8:
                 guard.reschedule(now + stall_s)
                 last = now
-            if apply(url, state, sse.feed(chunk), on_text):
+            if apply(url, state, sse.feed(chunk), watch):
                 return True
-        apply(url, state, sse.flush(), on_text)
+        apply(url, state, sse.flush(), watch)
     return False
 
 
@@ -111,8 +181,8 @@ def _pieces(state: wire.StreamState) -> int:
     return sum(1 for part in state.parts if part)
 
 
-def apply(url: str, state: wire.StreamState, payloads: list[bytes], on_text: TextSink) -> bool:
-    """Feed SSE payloads to `state`; True at the `[DONE]` sentinel."""
+def apply(url: str, state: wire.StreamState, payloads: list[bytes], watch: StopWatch) -> bool:
+    """Feed SSE payloads to `state`; True at the `[DONE]` sentinel or a stop string."""
     for data in payloads:
         if not data:
             continue
@@ -124,8 +194,8 @@ def apply(url: str, state: wire.StreamState, payloads: list[bytes], on_text: Tex
             raise BackendError(BACKEND, f"{url}: error in stream: {e}") from None
         except ValueError as e:
             raise malformed(url, e) from None
-        if piece:
-            on_text(piece)
+        if piece and watch.feed(piece):
+            return True
     return False
 
 

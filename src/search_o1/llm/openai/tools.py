@@ -24,6 +24,7 @@ from search_o1.llm.openai.errors import unless_shown
 from search_o1.llm.openai.fields import FieldLearner
 from search_o1.llm.openai.stream import is_streamed, malformed, read_stream, read_whole
 from search_o1.llm.tools import ToolRequest
+from search_o1.text_safety import scrub
 from search_o1.tokens import estimate_tokens
 from search_o1.tool_chat import ToolReply
 from search_o1.types import TextSink
@@ -120,10 +121,15 @@ async def converse(
 
 
 def _measured(reply: ToolReply, messages: Any, started: float) -> ToolReply:
-    """`reply` with its latency, and token counts estimated where the server sent none."""
+    """`reply` with its latency, token counts estimated where the server sent none, and
+    lone surrogates in its text made U+FFFD (they could not be written out later)."""
     sent = reply.reasoning + reply.content + "".join(c.arguments for c in reply.tool_calls)
+    calls = tuple(dataclasses.replace(c, arguments=scrub(c.arguments)) for c in reply.tool_calls)
     return dataclasses.replace(
         reply,
+        content=scrub(reply.content),
+        reasoning=scrub(reply.reasoning),
+        tool_calls=calls,
         prompt_tokens=reply.prompt_tokens or estimate_tokens(json.dumps(messages)),
         completion_tokens=reply.completion_tokens or estimate_tokens(sent),
         latency_s=time.monotonic() - started,

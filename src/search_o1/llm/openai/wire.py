@@ -63,7 +63,8 @@ class Reply:
     """One completion as the server sent it, before stop-string normalisation.
 
     `text` is the content (or raw text); `reasoning` the thinking a reasoning parser split
-    off; `reasoning_tokens` what the server counted as thinking, returned or not.
+    off; `reasoning_tokens` what the server counted as thinking, returned or not;
+    `client_stop`: the stop string at which the client stopped reading a stream.
     """
 
     text: str
@@ -73,6 +74,7 @@ class Reply:
     completion_tokens: int | None = None
     reasoning: str = ""
     reasoning_tokens: int = 0
+    client_stop: str | None = None
 
 
 # ---- discovery ---------------------------------------------------------------------------
