@@ -92,6 +92,7 @@ def _reader_options(settings: Settings) -> ReaderOptions:
         sampling=Sampling(0.7, 0.8, 20, 1.05, seed=settings.seed),
         one_line=True,
         cite=False,
+        paper=True,
     )
 
 

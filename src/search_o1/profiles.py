@@ -31,7 +31,11 @@ PAPER_VALUES: dict[str, Any] = {
     "repeated_query": "notice",  # limit first, then a notice for a repeat
     "max_page_chars": 8000,  # a fetched page is its first 8,000 characters
     "page_chars": 8000,  # also for rag-agent's full pages
+    "force_search": False,  # the paper's model writes every query itself
 }
+# The paper's baseline scripts send this many tokens for every model and dataset.
+BASELINE_TOKENS = 32768
+BASELINES = frozenset({"direct", "rag"})
 
 
 def per_call_tokens(dataset: str | None, paper_model: str) -> int:
@@ -59,23 +63,36 @@ def dataset_values(
     >>> v = dataset_values("nq", "qa", "rag-agent", "qwq")
     >>> v["top_k"], v["max_searches"], v["max_turns"]
     (5, 5, 10)
+    >>> dataset_values("gpqa", "choice", "rag-agent", "qwq")["max_turns"]
+    10
     """
     values: dict[str, Any] = {"max_call_tokens": per_call_tokens(dataset, paper_model)}
     if task == "multihop":
         values.update(max_searches=10, max_turns=15)
     elif task is not None:
         values.update(max_searches=5, max_turns=15)
-    if method == "rag-agent" and task in QA_TASKS:
-        values.update(top_k=5, max_searches=5, max_turns=10)
+    if method == "rag-agent":
+        values.update(max_searches=5, max_turns=10)  # its script's defaults, every set
+        if task in QA_TASKS:
+            values.update(top_k=5)
     return values
 
 
-def profile_values(profile: str, paper_model: str) -> dict[str, Any]:
-    """What the profile itself sets (nothing for ours)."""
+def profile_values(profile: str, paper_model: str, method: str | None = None) -> dict[str, Any]:
+    """What the profile itself sets (nothing for ours).
+
+    >>> profile_values("paper", "other", "direct")["max_call_tokens"]
+    32768
+    >>> "max_call_tokens" in profile_values("paper", "qwq", "search-o1")
+    False
+    """
     if profile != "paper":
         return {}
     # The paper's scripts: 1.05 for QwQ, 1.0 for every other model.
-    return {**PAPER_VALUES, "repetition_penalty": 1.05 if paper_model == "qwq" else 1.0}
+    values = {**PAPER_VALUES, "repetition_penalty": 1.05 if paper_model == "qwq" else 1.0}
+    if method in BASELINES:
+        values["max_call_tokens"] = BASELINE_TOKENS
+    return values
 
 
 def resolve(
@@ -91,8 +108,8 @@ def resolve(
     """
     given = settings.model_fields_set
     values = {
-        **profile_values(settings.profile, settings.paper_model),
         **dataset_values(dataset, task, method, settings.paper_model),
+        **profile_values(settings.profile, settings.paper_model, method),
     }
     update = {k: v for k, v in values.items() if k not in given}
     if task is not None:

@@ -12,7 +12,7 @@ from search_o1.markers import neutralise
 from search_o1.prompts import NOTHING_FOUND
 from search_o1.prompts.templates import PromptSet, page_fields
 from search_o1.sources import CITE_INSTRUCTION
-from search_o1.steps import trim_reasoning
+from search_o1.steps import paper_prev_reasoning, trim_reasoning
 from search_o1.tokens import estimate_tokens
 from search_o1.types import Document, Hit, Message, Prompt, ReaderResult, Sampling, Usage
 
@@ -59,6 +59,30 @@ def parse_refined(raw: str) -> tuple[str, bool]:
     return (text or NOTHING_FOUND), True
 
 
+_PAPER_INFO = "\n**Final Information**"
+_PAPER_STEPS = "\n**Modified Reasoning Steps**"
+
+
+def paper_refined(raw: str) -> tuple[str, bool]:
+    """(the facts, whether a heading was found) exactly as the paper's script reads them.
+
+    Only `"\\n**Final Information**"` counts (case, asterisks and the line break before
+    it as written): the text after its last occurrence, line breaks removed, backticks
+    stripped from both ends, then spaces. Else the text after the last
+    `"\\n**Modified Reasoning Steps**"`, else "No helpful information found.".
+
+    >>> paper_refined("Reading.\\n\\n**Final Information**\\n\\nLine one.\\nLine two.\\n```")
+    ('Line one.Line two.', True)
+    >>> paper_refined("**Final Information**\\n\\nAt the start, no line break before it.")
+    ('No helpful information found.', False)
+    """
+    if _PAPER_INFO in raw:
+        return raw.split(_PAPER_INFO)[-1].replace("\n", "").strip("`").strip(), True
+    if _PAPER_STEPS in raw:
+        return raw.split(_PAPER_STEPS)[-1].strip("`").strip(), True
+    return NOTHING_FOUND, False
+
+
 class Reader:
     """Runs Reason-in-Documents with its own model (the main one by default).
 
@@ -66,24 +90,27 @@ class Reader:
     large limit (the paper's: the main model's) never makes the server refuse the call.
     `cite`: ask for a document number after each fact (`search_o1.sources`), only on
     our built-in prompt: a prompt template of the user's is sent as written.
+    `paper`: the previous steps and the reply's parse exactly as the paper's script
+    (`paper_prev_reasoning`, `paper_refined`); ours otherwise.
     """
 
     def __init__(
         self, llm: LLM, *, sampling: Sampling, max_tokens: int = 32768,
-        prompts: PromptSet | None = None, cite: bool = False,
+        prompts: PromptSet | None = None, cite: bool = False, paper: bool = False,
     ) -> None:  # fmt: skip
         self.llm = llm
         self.sampling = sampling
         self.max_tokens = max_tokens
         self.prompts = prompts or PromptSet()
         self.cite = cite
+        self.paper = paper
 
     async def refine(
         self, chain: str, query: str, documents: Sequence[Document], *, task: str = "qa"
     ) -> ReaderResult:
+        steps = paper_prev_reasoning(chain) if self.paper else trim_reasoning(chain)
         prompt = self.prompts.reader(
-            task, trim_reasoning(chain), query, format_documents(documents),
-            page_fields(documents),
+            task, steps, query, format_documents(documents), page_fields(documents),
         )  # fmt: skip
         if self.cite and not self._templated(task):
             prompt += CITE_INSTRUCTION + "\n"
@@ -96,7 +123,8 @@ class Reader:
                 sampling=self.sampling,
             )
         )
-        refined, found = parse_refined(completion.text)
+        parse = paper_refined if self.paper else parse_refined
+        refined, found = parse(completion.text)
         return ReaderResult(
             prompt=prompt,
             raw=completion.text,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from search_o1.markers import BEGIN_QUERY, BEGIN_RESULT, END_QUERY, END_RESULT
 
-__all__ = ["KEEP_LAST", "split_steps", "trim_reasoning"]
+__all__ = ["KEEP_LAST", "paper_prev_reasoning", "split_steps", "trim_reasoning"]
 
 KEEP_LAST = 3
 _BLOCKS = ((BEGIN_QUERY, END_QUERY), (BEGIN_RESULT, END_RESULT))
@@ -84,3 +84,32 @@ def trim_reasoning(chain: str) -> str:
         elif out[-1] != "...":
             out.append("...")
     return "\n".join(out)
+
+
+def paper_prev_reasoning(output: str) -> str:
+    """The previous steps exactly as the paper's script gives them to the reader.
+
+    Its rule, on the chain so far: `replace("\\n\\n", "\\n")` once (so of a blank
+    line pair one line break remains, and three line breaks leave an empty step), split
+    at line breaks, write each part as `Step i: part` followed by a blank line, split
+    that at blank lines again (the last part is empty). Up to five parts: all, joined
+    by blank lines. More: the first, the last four and every part holding a query or a
+    result marker; each run of others becomes one `...`. Then line breaks are stripped
+    from both ends.
+
+    >>> print(paper_prev_reasoning("a\\n\\nb"))
+    Step 1: a
+    <BLANKLINE>
+    Step 2: b
+    """
+    lines = output.replace("\n\n", "\n").split("\n")
+    parts = "".join(f"Step {i}: {line}\n\n" for i, line in enumerate(lines, 1)).split("\n\n")
+    if len(parts) <= 5:
+        return "\n\n".join(parts).strip("\n")
+    text = ""
+    for i, part in enumerate(parts):
+        if i == 0 or i >= len(parts) - 4 or BEGIN_QUERY in part or BEGIN_RESULT in part:
+            text += part + "\n\n"
+        elif not text.endswith("\n\n...\n\n"):
+            text += "...\n\n"
+    return text.strip("\n")

@@ -110,8 +110,14 @@ def test_per_call_max_tokens_follow_the_dataset(
     model.requests.clear()
     config = run(model, site, tmp_path / "o", "--dataset", "nq", "--method", "direct",
                  "--profile", "paper", "--paper-model", "other")  # fmt: skip
-    assert [b["max_tokens"] for b in model.completion_requests] == [8192]
+    # The paper's direct script sends 32,768 whatever the model (its per-model branch is
+    # dead code); the model row still sets the repetition penalty.
+    assert [b["max_tokens"] for b in model.completion_requests] == [32768]
     assert config["settings"]["repetition_penalty"] == 1.0
+    model.requests.clear()
+    run(model, site, tmp_path / "r", "--dataset", "nq", "--method", "search-o1",
+        "--profile", "paper", "--paper-model", "other")  # fmt: skip
+    assert {b["max_tokens"] for b in model.completion_requests} == {8192}
 
 
 def test_the_window_comes_from_the_first_8000_characters(

@@ -48,3 +48,28 @@ def test_engine_options_outside_eval() -> None:
     assert options.reader.max_call_tokens is None  # the main model's per-call limit
     budget = engine_options(settings(max_total_tokens=5000, reader_max_call_tokens=900))
     assert budget.limits.max_total_tokens == 5000 and budget.reader.max_call_tokens == 900
+
+
+def test_paper_baselines_send_32768_tokens_for_any_model_and_set() -> None:
+    for model in ("qwq", "other"):
+        for dataset, task in (("nq", "qa"), ("math500", "math"), ("gpqa", "choice")):
+            for method in ("direct", "rag"):
+                s = resolve(settings(profile="paper", paper_model=model), dataset=dataset,
+                            task=task, method=method)  # fmt: skip
+                assert s.max_call_tokens == 32768, (model, dataset, method)
+    # search-o1 and rag-agent keep the per-dataset values; ours keeps them for all.
+    s = resolve(settings(profile="paper"), dataset="nq", task="qa", method="search-o1")
+    assert s.max_call_tokens == 20480
+    s = resolve(settings(paper_model="other"), dataset="nq", task="qa", method="direct")
+    assert s.max_call_tokens == 8192
+
+
+def test_rag_agent_has_ten_turns_everywhere_and_paper_never_forces_a_search() -> None:
+    for dataset, task in (("gpqa", "choice"), ("aime24", "math"), ("hotpotqa", "multihop")):
+        s = resolve(settings(profile="paper"), dataset=dataset, task=task, method="rag-agent")
+        assert (s.max_turns, s.max_searches) == (10, 5)
+    embedded = settings(profile="paper", backend="embedded")
+    assert engine_options(embedded).force_search is False
+    assert engine_options(settings(backend="embedded")).force_search is True
+    forced = settings(profile="paper", backend="embedded", force_search=True)
+    assert engine_options(forced).force_search is True

@@ -76,6 +76,7 @@ class Engine:
             max_tokens=options.reader.max_call_tokens or options.limits.call_budget(0),
             prompts=options.prompts,
             cite=options.reader.cite,
+            paper=options.reader.paper,
         )
         self.documents = documents or LocalDocuments(options.search.max_doc_chars)
         self.answerer = QueryAnswerer(search, self.documents, self.reader, options)

@@ -88,6 +88,7 @@ class ReaderOptions:
     the facts with their line breaks removed, tight between the markers (the paper's).
     `cite`: ask the reader to mark which document each fact comes from (ours; the paper
     profile sends the paper's prompt unchanged), see `search_o1.sources`.
+    `paper`: the previous steps and the reply's parse exactly as the paper's script.
     """
 
     enabled: bool = True
@@ -95,6 +96,7 @@ class ReaderOptions:
     sampling: Sampling | None = None
     one_line: bool = False
     cite: bool = True
+    paper: bool = False
 
     def __post_init__(self) -> None:
         _at_least("reader", 1, max_call_tokens=self.max_call_tokens)

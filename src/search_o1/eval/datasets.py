@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,15 @@ class Spec:
     source: str
     integer_answers: bool = False
     title: str = ""
+    # split -> which items of its file it keeps (a named subset of a larger file)
+    subsets: Mapping[str, Callable[[Item], bool]] = field(default_factory=dict)
+
+
+def _lcb_v1_v4(item: Item) -> bool:
+    """The paper's LiveCodeBench subset: releases v1-v4 (problems up to September 2024),
+    contest dates from 2024-08-01 (the paper: 112 problems; 113 in our later release)."""
+    date = str(item.meta.get("contest_date", ""))[:10]
+    return "2024-08-01" <= date <= "2024-09-30"
 
 
 def _qa(name: str, task: TaskKind, native: str, paper: str, source: str, title: str) -> Spec:
@@ -113,10 +122,15 @@ KNOWN: dict[str, Spec] = {
                 "test": (
                     "code/livecodebench_2024-08_to_2024-11_public.json",
                     "LiveCodeBench/test.json",
-                )
+                ),
+                "v1-v4": (
+                    "code/livecodebench_2024-08_to_2024-11_public.json",
+                    "LiveCodeBench/test.json",
+                ),
             },
             "huggingface.co/datasets/livecodebench/code_generation_lite (2024-08..2024-11)",
             title="LiveCodeBench",
+            subsets={"v1-v4": _lcb_v1_v4},
         ),
         _qa("nq", "qa", "qa/nq_test_1000.jsonl", "QA_Datasets/nq.json", _FLASHRAG, "NQ"),
         _qa(
@@ -295,6 +309,9 @@ def load_dataset(
             path, kind, name=spec.name, seed=seed, fields=fields,
             integer_answers=spec.integer_answers,
         )  # fmt: skip
+        keep = spec.subsets.get(split or "")
+        if keep is not None:
+            ds = replace(ds, items=[item for item in ds.items if keep(item)])
     else:
         path = Path(name_or_path)
         if not path.exists():

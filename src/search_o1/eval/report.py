@@ -18,15 +18,17 @@ from search_o1.eval.scoring import COLUMNS
 _NAMES = {
     "em": "EM", "f1": "F1", "acc": "Acc", "valid": "Valid", "math_equal": "math_equal",
     "math_verify": "Math-Verify", "acc_lenient": "Acc (lenient)",
-    "valid_lenient": "Valid (lenient)", "pass@1": "Pass@1",
+    "valid_lenient": "Valid (lenient)", "pass@1": "Pass@1", "em_lenient": "EM (lenient)",
+    "f1_lenient": "F1 (lenient)", "pass@1_lenient": "Pass@1 (lenient)",
 }  # fmt: skip
 # Which of our columns the paper's tables print, per task, said in every summary.md.
 PAPER_COLUMNS = {
-    "qa": "EM and F1",
-    "multihop": "EM and F1",
+    "qa": "EM and F1 (the lenient columns are ours)",
+    "multihop": "EM and F1 (the lenient columns are ours)",
     "math": "math_equal (string equivalence after the MATH normalisation; Math-Verify is ours)",
     "choice": "EM with the strict validity rule (one letter only; the lenient columns are ours)",
-    "code": "Pass@1",
+    "code": "Pass@1 (the paper's judge: every problem as a stdin program, 10 s per test; "
+    "the lenient column is ours)",
 }
 # The paper's per-domain columns: GPQA by domain, LiveCodeBench by difficulty.
 _PAPER_GROUP = {"choice": "domain", "code": "difficulty"}
@@ -78,8 +80,18 @@ def _paper_row(metrics: Mapping[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def _shown(task: str) -> list[str]:
-    """The score columns of a task's tables (validity is reported as counts)."""
-    return [c for c in COLUMNS[task] if not c.startswith("valid")]
+    """The score columns of a task's tables (validity is reported as counts; the
+    `*_lenient` columns have their own line)."""
+    return [c for c in COLUMNS[task] if not c.startswith("valid") and not c.endswith("_lenient")]
+
+
+def _lenient_line(metrics: Mapping[str, Any]) -> list[str]:
+    """Our lenient extraction's scores, beside the paper's row, as one line."""
+    cols = [c for c in COLUMNS[metrics["task"]] if c.endswith("_lenient")]
+    if not cols or not metrics.get("n"):
+        return []
+    values = " · ".join(f"{_NAMES[c]} {_pct(metrics['overall'].get(c))}" for c in cols)
+    return [f"ours, lenient answer extraction: {values}"]
 
 
 def render_summary(metrics: Mapping[str, Any]) -> str:
@@ -105,6 +117,7 @@ def render_summary(metrics: Mapping[str, Any]) -> str:
         f"malformed rows skipped {metrics['skipped_rows']}"
     )
     parts.append(f"the paper's tables use: {PAPER_COLUMNS[metrics['task']]}")
+    parts += _lenient_line(metrics)
     docs = metrics.get("documents") or {}
     if any(docs.values()):
         parts.append(

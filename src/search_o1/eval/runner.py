@@ -120,6 +120,12 @@ def _record(item: Item, trace: Trace, scores: Mapping[str, float], task: str) ->
     }
 
 
+def model_output(trace: Trace) -> str:
+    """The whole output the paper's scores read: the chain (inserted results included),
+    or the model's turns joined where there is no chain text (tools mode)."""
+    return trace.output or "".join(step.text for step in trace.steps)
+
+
 def _identity(dataset: Dataset, method: str) -> dict[str, Any]:
     return {"dataset": dataset.name, "task": dataset.task, "method": method}
 
@@ -204,16 +210,15 @@ async def _on_result(
         return
     tally.consecutive_errors = 0
     item = items[job.id]
-    scores, detail = await score_item(
+    scores, fields = await score_item(
         item,
         trace.answer,
         dataset.task,
+        output=model_output(trace),
         integer_answers=dataset.integer_answers,
         limits=opts.limits,
     )
-    record = _record(item, trace, scores, dataset.task)
-    if detail is not None:
-        record["code_result"] = detail
+    record = _record(item, trace, scores, dataset.task) | fields
     runfiles.append_record(sink, record)
     tally.scored += 1
     tally.ran += 1

@@ -7,22 +7,30 @@ Aggregation reads only the records (results.jsonl), never the dataset, so `repor
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from search_o1.eval.metrics import choice_scores, math_scores, mean, qa_scores
+from search_o1.eval.paper_judge import JUDGE_TIMEOUT_S, judge_program
+from search_o1.eval.paper_scoring import MODES, paper_code, paper_gold, paper_scores
 from search_o1.eval.rows import Item
 from search_o1.eval.sandbox import DEFAULT_LIMITS, CodeResult, Limits, TestCase, run_tests
 
+# Each task's columns in metrics.json: the paper's (computed as its scripts do, from the
+# whole output) first, then ours from the lenient answer (`*_lenient`, `math_verify`).
+# Each item's record holds every paper score (`em`, `acc`, `f1`, `math_equal`, `valid`).
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "qa": ("em", "f1", "acc", "valid"),
-    "multihop": ("em", "f1", "acc", "valid"),
-    "math": ("math_equal", "math_verify", "valid"),
+    "qa": ("em", "f1", "acc", "valid", "em_lenient", "f1_lenient", "acc_lenient", "valid_lenient"),
+    "multihop": (
+        "em", "f1", "acc", "valid", "em_lenient", "f1_lenient", "acc_lenient", "valid_lenient",
+    ),
+    "math": ("math_equal", "math_verify", "valid", "valid_lenient"),
     "choice": ("em", "acc_lenient", "valid", "valid_lenient"),
-    "code": ("pass@1", "valid"),
-}
+    "code": ("pass@1", "pass@1_lenient", "valid", "valid_lenient"),
+}  # fmt: skip
 # Which item fields split the results, per task (the paper's per-domain columns and more).
 GROUPS: dict[str, tuple[str, ...]] = {
     "choice": ("domain",),
@@ -43,16 +51,50 @@ def _gate() -> asyncio.Semaphore:
     return _sandbox_gate
 
 
-async def score_code(
-    code: str | None, item: Item, limits: Limits
-) -> tuple[dict[str, float], CodeResult | None]:
-    if not code or not code.strip():
-        return {"pass@1": 0.0, "valid": 0.0}, None
-    tests = [TestCase(t["input"], t["output"], t["kind"]) for t in item.meta.get("tests", [])]
-    method = item.meta.get("func_name")
+def _tests(item: Item) -> list[TestCase]:
+    return [TestCase(t["input"], t["output"], t["kind"]) for t in item.meta.get("tests", [])]
+
+
+async def _sandboxed(run: Callable[[], CodeResult]) -> CodeResult:
     async with _gate():
-        result = await asyncio.to_thread(run_tests, code, tests, limits=limits, method=method)
-    return {"pass@1": float(result.passed), "valid": 1.0}, result
+        return await asyncio.to_thread(run)
+
+
+async def score_code(
+    output: str, code: str | None, item: Item, limits: Limits
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """pass@1 as the paper's judge gives it (its program, every test as a stdin program,
+    10 s each) and ours (`pass@1_lenient`: our extraction, `Solution` methods called)."""
+    tests = _tests(item)
+    scores: dict[str, float] = {}
+    detail: dict[str, Any] = {}
+    program = paper_code(output)
+    # The sandbox's other limits stay the run's; the time per test is the paper's.
+    judge_limits = dataclasses.replace(limits, timeout_s=JUDGE_TIMEOUT_S)
+    judged = await _sandboxed(lambda: judge_program(program, tests, limits=judge_limits))
+    scores |= {"pass@1": float(judged.passed), "valid": float(program != "")}
+    detail |= {"paper_answer": program, "judge_result": judged.to_dict()}
+    if not code or not code.strip():
+        return scores | {"pass@1_lenient": 0.0, "valid_lenient": 0.0}, detail
+    method = item.meta.get("func_name")
+    result = await _sandboxed(lambda: run_tests(code, tests, limits=limits, method=method))
+    scores |= {"pass@1_lenient": float(result.passed), "valid_lenient": 1.0}
+    return scores, detail | {"code_result": result.to_dict()}
+
+
+def lenient_scores(
+    prediction: str | None, item: Item, task: str, *, integer_answers: bool
+) -> dict[str, float]:
+    """Our columns, from our lenient extraction of the answer."""
+    valid = float(prediction is not None and bool(prediction.strip()))
+    if task == "math":
+        ours = math_scores(prediction, item.gold[0], integer=integer_answers)
+        return {"math_verify": ours["math_verify"], "valid_lenient": valid}
+    if task == "choice":
+        ours = choice_scores(prediction, item.gold[0])
+        return {"acc_lenient": ours["acc_lenient"], "valid_lenient": ours["valid_lenient"]}
+    qa = qa_scores(prediction, item.gold)
+    return {f"{k}_lenient": v for k, v in qa.items()} | {"valid_lenient": valid}
 
 
 async def score_item(
@@ -60,20 +102,23 @@ async def score_item(
     prediction: str | None,
     task: str,
     *,
+    output: str,
     integer_answers: bool = False,
     limits: Limits = DEFAULT_LIMITS,
-) -> tuple[dict[str, float], dict[str, Any] | None]:
-    """(metric columns, extra detail such as the code run) for one prediction."""
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """(metric columns, fields for the item's record) for one item.
+
+    `output` is the model's whole output (the chain), which the paper's columns read;
+    `prediction` is our lenient extraction from it, which ours read.
+    """
     if task == "code":
-        scores, result = await score_code(prediction, item, limits)
-        return scores, result.to_dict() if result else None
-    if task == "math":
-        return math_scores(prediction, item.gold[0], integer=integer_answers), None
-    if task == "choice":
-        return choice_scores(prediction, item.gold[0]), None
-    scores = qa_scores(prediction, item.gold)
-    scores["valid"] = float(prediction is not None and bool(prediction.strip()))
-    return scores, None
+        return await score_code(output, prediction, item, limits)
+    golds = item.gold if task in ("qa", "multihop") else (
+        paper_gold(item.gold[0], integer=integer_answers),
+    )  # fmt: skip
+    paper, answer = paper_scores(output, golds, MODES[task])
+    ours = lenient_scores(prediction, item, task, integer_answers=integer_answers)
+    return paper | ours, {"paper_answer": answer}
 
 
 def groups_of(item: Item, task: str) -> dict[str, str]:
@@ -115,12 +160,14 @@ def _label_key(label: str) -> tuple[int, float | str]:
 def backoff_choice(
     records: Sequence[Mapping[str, Any]], fallback: Mapping[str, Mapping[str, Any]]
 ) -> tuple[list[Mapping[str, Any]], int]:
-    """Each record, or the direct run's for its item where it is invalid; and how many."""
+    """Each record, or the direct run's for its item where ours is invalid and that one
+    valid; and how many were replaced."""
     chosen: list[Mapping[str, Any]] = []
     replaced = 0
     for r in records:
         other = fallback.get(r["id"])
-        if not r["metrics"].get("valid") and other is not None:
+        # As the paper: only an invalid answer is replaced, and only by a valid one.
+        if not r["metrics"].get("valid") and other is not None and other["metrics"].get("valid"):
             chosen.append(other)
             replaced += 1
         else:
