@@ -19,6 +19,7 @@ from tests.servers.tool_server import (
     VLLM,
     Flavour,
     Turn,
+    terse_tools,
     tool_results,
     tool_server,
     two_hop_tools,
@@ -250,3 +251,30 @@ def test_methods_and_models_without_a_tools_mode_are_refused() -> None:
     )
     with pytest.raises(ConfigError, match="rag-agent method has no tools mode"):
         asyncio.run(engine.run(QUESTION, method="rag-agent"))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_deepseek_gets_reasoning_content_back_even_when_the_thinking_was_empty(
+    streamed: bool,
+) -> None:
+    """A tool-call turn with no thinking still carries `reasoning_content` ("") back:
+    DeepSeek answers its absence with a 400 (the server refuses it), whether the field
+    came as "" (whole) or in no delta at all (streamed)."""
+    with tool_server(DEEPSEEK, terse_tools, whole=not streamed) as srv:
+        events: list[Event] | None = [] if streamed else None
+        trace = asyncio.run(_ask(_engine(srv.url), events))
+    assert trace.answer == "Tessaly", trace.error
+    assert [s.query for s in trace.searches] == ["Glimmer Bridge designer", "Orla Venn birthplace"]
+    last = srv.tool_requests[-1]["messages"]
+    turns = [m for m in last if m["role"] == "assistant" and m.get("tool_calls")]
+    assert [m["reasoning_content"] for m in turns] == ["I need the designer first.", ""]
+
+
+def test_vllm_is_sent_the_reasoning_field_its_template_reads() -> None:
+    """vLLM drops an incoming `reasoning_content` silently (issue #38488) and hands its
+    template `reasoning`: the thinking it sent must come back under that name."""
+    with tool_server(VLLM, two_hop_tools) as srv:
+        trace = asyncio.run(_ask(_engine(srv.url), []))
+    assert trace.answer == "Tessaly", trace.error
+    assert "I need the designer first." in srv.reasoning_seen
+    assert None not in srv.reasoning_seen

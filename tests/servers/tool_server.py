@@ -10,7 +10,12 @@ on reasoning servers):
 - PLAIN (OpenAI style): `content` null on a tool-call turn, ids `call_…`, no thinking.
 - VLLM (`--reasoning-parser` + tool parser, v0.11 on): thinking in `reasoning`.
 - DEEPSEEK (thinking mode, V3.2 on): thinking in `reasoning_content`; a request whose
-  assistant tool-call message lacks the `reasoning_content` that came with it is a 400.
+  assistant tool-call message lacks the `reasoning_content` that came with it is a 400,
+  and so is one without the field at all, even when the thinking was empty (users quote
+  that 400 for exactly that case). Worst case for a turn with no thinking: the field is
+  "" in a whole reply and in no delta of a stream. /v1/models says `owned_by` "deepseek".
+- VLLM tools: an incoming `reasoning_content` on an assistant message is dropped
+  silently (issue #38488); only `reasoning` reaches the template (`reasoning_seen`).
 - OPENROUTER: `reasoning` plus `reasoning_details`; checked to come back unchanged.
 - GEMINI: a thought signature in each call's `extra_content`; a call echoed without it is
   a 400, as Gemini 3 answers.
@@ -52,11 +57,13 @@ class Flavour:
     details: bool = False  # OpenRouter's reasoning_details
     signature: bool = False  # Gemini's extra_content thought signature
     strict: bool = False  # refuses fields as OpenAI does for its reasoning models
+    owned_by: str | None = None  # in GET /v1/models
+    requires_reasoning: bool = False  # DeepSeek: reasoning_content on every tool-call turn
 
 
 PLAIN = Flavour("plain")
 VLLM = Flavour("vllm", ("reasoning",))
-DEEPSEEK = Flavour("deepseek", ("reasoning_content",))
+DEEPSEEK = Flavour("deepseek", ("reasoning_content",), owned_by="deepseek", requires_reasoning=True)
 OPENROUTER = Flavour("openrouter", ("reasoning",), details=True)
 GEMINI = Flavour("gemini", signature=True)
 OPENAI_REASONING = Flavour("openai-reasoning", strict=True)
@@ -76,6 +83,8 @@ class ToolServer:
     refused: list[str] = field(default_factory=list)  # the field each 400 named
     # what this server sent with each call id, which must come back unchanged
     sent: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # vLLM: the reasoning its template saw on each assistant message sent back
+    reasoning_seen: list[str | None] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -89,6 +98,8 @@ class ToolServer:
 
 def _message(flavour: Flavour, turn: Turn, ids: list[str]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": turn.content or None}
+    if flavour.requires_reasoning and turn.calls and not turn.reasoning:
+        message["reasoning_content"] = ""
     if turn.reasoning:
         message |= {f: turn.reasoning for f in flavour.reasoning_fields}
         if flavour.details:
@@ -134,14 +145,33 @@ def _refusal(body: dict[str, Any]) -> tuple[str, str, str | None] | None:
 
 
 _STANDARD = {
-    "model", "messages", "tools", "tool_choice", "stream", "stream_options", "max_tokens",
-    "max_completion_tokens", "temperature", "top_p", "seed", "stop",
-}  # fmt: skip
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "stream",
+    "stream_options",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+}
 
 
 def _check_echo(served: ToolServer, body: dict[str, Any]) -> None:
     """Refuse a request whose assistant messages lost what this server requires back."""
     for m in body.get("messages") or []:
+        if m.get("role") == "assistant" and served.flavour.name == "vllm":
+            # vLLM hands the template `reasoning`; `reasoning_content` is dropped.
+            served.reasoning_seen.append(m.get("reasoning"))
+        needs = served.flavour.requires_reasoning and m.get("tool_calls")
+        if needs and not isinstance(m.get("reasoning_content"), str):
+            raise BadRequest(
+                "The reasoning_content of an assistant message with tool calls must be "
+                "passed back to the API in thinking mode"
+            )
         for call in m.get("tool_calls") or []:
             want = served.sent.get(call.get("id"), {})
             for key in ("reasoning_content", "reasoning_details"):
@@ -158,7 +188,11 @@ class _Handler(JSONHandler):
     whole: bool = False
 
     def do_GET(self) -> None:
-        self._models("tool-model")
+        owner = self.served.flavour.owned_by
+        if owner is None or self.path.rstrip("/") != "/v1/models":
+            return self._models("tool-model")
+        entry = {"id": "tool-model", "object": "model", "owned_by": owner}
+        self._json(200, {"object": "list", "data": [entry]})
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
@@ -238,8 +272,10 @@ class _Handler(JSONHandler):
             head["function"] = {"name": call["function"]["name"], "arguments": ""}
             head |= {k: call[k] for k in ("extra_content",) if k in call}
             args = call["function"]["arguments"]
-            pieces = [{"index": i, "function": {"arguments": args[j : j + CHUNK]}}
-                      for j in range(0, len(args), CHUNK)]  # fmt: skip
+            pieces = [
+                {"index": i, "function": {"arguments": args[j : j + CHUNK]}}
+                for j in range(0, len(args), CHUNK)
+            ]
             per_call.append([head, *pieces])
         if self.interleave:
             order = [p for group in _zip_longest(per_call) for p in group]
@@ -316,3 +352,11 @@ def two_hop_tools(body: dict[str, Any]) -> Turn:
     place = re.search(r"born in ([A-Z]\w+)", results[-1])
     town = place.group(1) if place else "?"
     return Turn(f"So it is {town}.", f"The designer was born in \\boxed{{{town}}}.")
+
+
+def terse_tools(body: dict[str, Any]) -> Turn:
+    """`two_hop_tools` with no thinking on its second tool call (an empty reasoning turn)."""
+    turn = two_hop_tools(body)
+    if body.get("tools") and len(tool_results(body)) == 1:
+        return Turn("", turn.content, turn.calls)
+    return turn

@@ -9,8 +9,11 @@ What servers send (and what must go back) differs in small ways, each handled he
   vLLM up to 0.10), `reasoning` (vLLM from 0.11, Ollama, OpenRouter) or OpenRouter's
   structured `reasoning_details`, in messages and deltas alike.
 - what the server sent of these fields goes back on the assistant message unchanged
-  (`ChatMessage.echo`): DeepSeek answers a tool-call turn without `reasoning_content`
-  with a 400, OpenRouter asks for `reasoning_details` as sent, vLLM reads `reasoning`.
+  (`ChatMessage.echo`), an empty one included: DeepSeek answers a tool-call turn
+  without `reasoning_content` with a 400 even when the thinking was empty (users quote
+  that 400 for exactly that case), so to DeepSeek every assistant tool-call message
+  carries it, "" when nothing came; OpenRouter asks for `reasoning_details` as sent,
+  vLLM reads `reasoning` (and drops an incoming `reasoning_content`, issue #38488).
 - Gemini puts a thought signature in `extra_content` on each tool call, required back.
 """
 
@@ -69,6 +72,8 @@ def tool_body(
     """The JSON body for /v1/chat/completions with tools (sampling fields as in chat mode)."""
     plain = CompletionRequest(Prompt(()), max_tokens=request.max_tokens, sampling=request.sampling)
     messages = [wire_message(m) for m in request.messages]
+    if kind == "deepseek":
+        messages = [_with_reasoning_content(m) for m in messages]
     body = wire.build_body(plain, model=model, prompt=[], stream=stream, kind=kind, extras=extras)
     body["messages"] = messages
     if request.tools:
@@ -80,9 +85,23 @@ def tool_body(
 # ---- whole replies -----------------------------------------------------------------------
 
 
+def _with_reasoning_content(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant tool-call message as DeepSeek requires it: with `reasoning_content`,
+    "" when the turn's thinking was empty or came under no field."""
+    if message["role"] != "assistant" or not message.get("tool_calls"):
+        return message
+    if isinstance(message.get("reasoning_content"), str):
+        return message
+    return message | {"reasoning_content": ""}
+
+
 def _echo(holder: dict[str, Any]) -> dict[str, Any]:
-    keys = (*REASONING_FIELDS, DETAILS)
-    return {k: holder[k] for k in keys if holder.get(k) not in (None, "", [])}
+    """The reasoning fields a message carried, to send back as they came (an empty
+    string too: DeepSeek wants it back; null and empty lists carry nothing)."""
+    out = {k: holder[k] for k in REASONING_FIELDS if isinstance(holder.get(k), str)}
+    if holder.get(DETAILS) not in (None, []):
+        out[DETAILS] = holder[DETAILS]
+    return out
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -215,7 +234,8 @@ class ToolStreamState(wire.StreamState):
     def tool_reply(self) -> ToolReply:
         text = self.reply()
         calls = tuple(self.slots[i].call(n) for n, i in enumerate(sorted(self.slots)))
-        echo: dict[str, Any] = {k: "".join(v) for k, v in self.fields.items() if "".join(v)}
+        # A field that came in any delta goes back, even when all its pieces were "".
+        echo: dict[str, Any] = {k: "".join(v) for k, v in self.fields.items() if v}
         if self.details:
             echo[DETAILS] = self.details
         return ToolReply(
