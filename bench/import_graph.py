@@ -3,6 +3,7 @@
     python -m bench.import_graph                  # text: each module and what it imports
     python -m bench.import_graph --dot > g.dot    # Graphviz (packages as clusters)
     python -m bench.import_graph --dot --packages # one node per package
+    python -m bench.import_graph --mermaid --packages --reduce  # the picture in docs
     python -m bench.import_graph --cycles         # import cycles; exit status 1 if any
 
 Every import counts: at module level, inside functions and under `TYPE_CHECKING`
@@ -132,6 +133,28 @@ def collapse(edges: Mapping[str, Iterable[str]], depth: int = 2) -> Graph:
     return out
 
 
+def reduce(edges: Mapping[str, Iterable[str]]) -> Graph:
+    """Leave out each edge that another path already implies (the layers stay visible).
+
+    >>> reduce({"a": ["b", "c"], "b": ["c"], "c": []})
+    {'a': {'b'}, 'b': {'c'}, 'c': set()}
+    """
+    full = {k: set(v) for k, v in edges.items()}
+
+    def reachable(start: str, skip: tuple[str, str]) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            node = todo.pop()
+            for nxt in full.get(node, ()):
+                if (node, nxt) != skip and nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    return {a: {c for c in targets if c not in reachable(a, (a, c))} for a, targets in full.items()}
+
+
 def to_dot(edges: Mapping[str, Iterable[str]]) -> str:
     """Graphviz text; modules of one subpackage sit in one cluster."""
     lines = ["digraph imports {", "  rankdir=BT;", "  node [shape=box, fontsize=10];"]
@@ -151,6 +174,16 @@ def to_dot(edges: Mapping[str, Iterable[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def to_mermaid(edges: Mapping[str, Iterable[str]]) -> str:
+    """A Mermaid flowchart (Markdown viewers draw it), importers above what they import."""
+    ids = {name: f"n{i}" for i, name in enumerate(sorted(edges))}
+    lines = ["flowchart TD"]
+    lines.extend(f'  {ids[n]}["{_short(n)}"]' for n in sorted(edges))
+    for src in sorted(edges):
+        lines.extend(f"  {ids[src]} --> {ids[dst]}" for dst in sorted(edges[src]) if dst in ids)
+    return "\n".join(lines) + "\n"
+
+
 def _short(name: str) -> str:
     return name.removeprefix(PACKAGE + ".") or name
 
@@ -165,18 +198,28 @@ def to_text(edges: Mapping[str, Iterable[str]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dot", action="store_true", help="write Graphviz DOT")
-    parser.add_argument("--packages", action="store_true", help="one node per package")
+    parser.add_argument("--mermaid", action="store_true", help="write a Mermaid flowchart")
+    parser.add_argument(
+        "--packages", action="store_true", help="one node per package (the facade left out)"
+    )
+    parser.add_argument(
+        "--reduce", action="store_true", help="leave out edges another path implies"
+    )
     parser.add_argument("--cycles", action="store_true", help="list import cycles")
     args = parser.parse_args(argv)
     edges = graph()
+    if args.packages:
+        # The facade re-exports everything; as a node it would only hide the layers.
+        edges = collapse({k: v for k, v in edges.items() if k != PACKAGE})
     if args.cycles:
         found = cycles(edges)
         for component in found:
             print(" <-> ".join(_short(n) for n in component))
         return 1 if found else 0
-    if args.packages:
-        edges = collapse(edges)
-    print(to_dot(edges) if args.dot else to_text(edges), end="")
+    if args.reduce:
+        edges = reduce(edges)
+    write = to_dot if args.dot else to_mermaid if args.mermaid else to_text
+    print(write(edges), end="")
     return 0
 
 

@@ -14,8 +14,10 @@ MODULE = "search_o1_echo"
 
 _SOURCE = textwrap.dedent(
     '''
-    """An example search backend: every query returns one hit that repeats it."""
+    """An example plugin: a search backend whose every query returns one hit that
+    repeats it, and a method that answers in a word."""
 
+    from search_o1 import Method
     from search_o1.types import Hit
 
 
@@ -34,6 +36,13 @@ _SOURCE = textwrap.dedent(
 
         async def aclose(self):
             return None
+
+
+    def _terse(opening):
+        return "Answer in one word. " + opening.prompts.task(opening.task, opening.question)
+
+
+    TERSE = Method("terse", "answers in one word, no retrieval", _terse)
     '''
 )
 
@@ -54,4 +63,10 @@ def make_plugin(root: Path, *, entry_points: str) -> Path:
 ECHO_ENTRY_POINTS = f"""\
 [search_o1.search]
 echo = {MODULE}:EchoSearch.from_settings
+"""
+
+METHOD_ENTRY_POINTS = f"""\
+[search_o1.methods]
+terse = {MODULE}:TERSE
+misnamed = {MODULE}:TERSE
 """

@@ -1,25 +1,31 @@
 """search-o1: a reasoning model that searches in the middle of its thinking.
 
-The public API: build settings, open a pipeline, run questions.
+The public API. One question:
 
-    import asyncio
-    from search_o1 import load_settings, open_pipeline
+    import search_o1
+    answer = search_o1.ask("Who directed Amélie?", base_url="http://localhost:8000/v1",
+                           corpus="docs.jsonl")
+    print(answer.text, answer.queries)
 
-    async def main() -> None:
-        settings = load_settings({"base_url": ["http://localhost:8000/v1"], "corpus": "docs.jsonl"})
-        async with open_pipeline(settings) as engine:
-            trace = await engine.run("Who directed Amélie?")
-            print(trace.answer, [s.query for s in trace.searches])
+Many questions (async): open a `Pipeline` (it builds the model, search and reader from
+settings, and closes them on exit) and run each question on its engine:
 
-    asyncio.run(main())
+    async with Pipeline(load_settings({"corpus": "docs.jsonl"})) as engine:
+        trace = await engine.run("Who directed Amélie?")
+
+`ScriptedLLM` and `MemorySearch` stand in for a model server and a search engine (for
+tests, and for trying the API offline); `markers` holds the strings the model writes.
 """
 
+from search_o1 import markers
 from search_o1.answer import extract_answer, extract_boxed, extract_code
+from search_o1.api import Answer, aask, ask
 from search_o1.cache import Cache, open_cache
 from search_o1.config import Settings, load_settings
 from search_o1.engine import (
     METHODS,
     ChainLimits,
+    ChainState,
     Engine,
     EngineOptions,
     Method,
@@ -43,7 +49,7 @@ from search_o1.errors import (
 )
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
-from search_o1.pipeline import build_llm, build_search, engine_options, open_pipeline
+from search_o1.pipeline import Pipeline, build_llm, build_search, engine_options, open_pipeline
 from search_o1.registry import LLMFactory, SearchFactory
 from search_o1.registry import register as register_backend
 from search_o1.registry import unregister as unregister_backend
@@ -73,10 +79,12 @@ from search_o1.types import (
 __all__ = [
     "LLM",
     "METHODS",
+    "Answer",
     "BackendError",
     "Cache",
     "CacheError",
     "ChainLimits",
+    "ChainState",
     "Completion",
     "CompletionRequest",
     "ConfigError",
@@ -98,6 +106,7 @@ __all__ = [
     "Method",
     "MissingExtraError",
     "Opening",
+    "Pipeline",
     "Prompt",
     "QueueFull",
     "ReaderOptions",
@@ -117,6 +126,8 @@ __all__ = [
     "TextDelta",
     "Trace",
     "Usage",
+    "aask",
+    "ask",
     "build_llm",
     "build_search",
     "engine_options",
@@ -125,6 +136,7 @@ __all__ = [
     "extract_code",
     "get_method",
     "load_settings",
+    "markers",
     "open_cache",
     "open_pipeline",
     "register_backend",

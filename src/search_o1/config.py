@@ -48,7 +48,6 @@ from search_o1.config_sources import (
     unknown_env_lines,
 )
 from search_o1.errors import ConfigError
-from search_o1.scheduler import LLM_INFLIGHT, SEARCH_INFLIGHT
 from search_o1.tasks import TaskKind
 from search_o1.types import Sampling
 
@@ -326,12 +325,12 @@ class Settings(BaseSettings):
         results=False,
     )
     concurrency: int = setting(16, "scheduling", "Questions in flight.", ge=1, results=False)
+    # vLLM's default max_num_seqs: more only queue inside the server.
     max_llm_inflight: int = setting(
-        LLM_INFLIGHT, "scheduling", "Model requests in flight.", ge=1, results=False
+        256, "scheduling", "Model requests in flight.", ge=1, results=False
     )
-    max_search_inflight: int = setting(
-        SEARCH_INFLIGHT, "scheduling", "Searches in flight.", ge=1, results=False
-    )
+    # Search APIs rate-limit, and local indexes gain nothing past this.
+    max_search_inflight: int = setting(64, "scheduling", "Searches in flight.", ge=1, results=False)
 
     @field_validator("base_url", "search", mode="before")
     @classmethod

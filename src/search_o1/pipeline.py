@@ -8,8 +8,8 @@ clients, the page fetcher, the cache) and closes all of it on exit, in reverse o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
+from types import TracebackType
 from typing import Literal
 
 from search_o1 import profiles
@@ -24,7 +24,7 @@ from search_o1.search.base import Search
 from search_o1.search.factory import build_search
 from search_o1.types import Sampling
 
-__all__ = ["build_llm", "build_search", "engine_options", "open_pipeline"]
+__all__ = ["Pipeline", "build_llm", "build_search", "engine_options", "open_pipeline"]
 
 
 def build_llm(settings: Settings, *, role: Literal["main", "reader"] = "main") -> LLM:
@@ -46,17 +46,19 @@ def build_llm(settings: Settings, *, role: Literal["main", "reader"] = "main") -
     return PoolLLM(backends, labels=urls, retries=settings.retries)
 
 
-def engine_options(settings: Settings) -> EngineOptions:
+def engine_options(settings: Settings, *, model: str | None = None) -> EngineOptions:
     """The engine's view of `settings`: limits, sampling, reader and search options.
 
     Forced search is decided here, not by the engine: on for the embedded model (too
     small to write a query by itself) unless the user set `force_search` either way.
-    Values nobody gave come from the profile (`profiles.resolve`).
+    `model`: the name of the model backend in use when it was not built from these
+    settings (a given `ScriptedLLM` is "scripted"). Values nobody gave come from the
+    profile (`profiles.resolve`).
     """
     settings = profiles.resolve(settings)
     force = settings.force_search
     if force is None:
-        force = settings.llm_backend == "embedded"
+        force = (model or settings.llm_backend) == "embedded"
     return EngineOptions(
         limits=ChainLimits(
             max_searches=settings.max_searches,
@@ -100,32 +102,79 @@ def _needs_reader_llm(settings: Settings) -> bool:
     return settings.reader and bool(settings.reader_model or settings.reader_base_url)
 
 
-@asynccontextmanager
-async def open_pipeline(
-    settings: Settings, *, search: bool = True, cache: Cache | None = None
-) -> AsyncIterator[Engine]:
-    """An Engine for `settings`; everything it opened is closed on exit.
+class Pipeline:
+    """An Engine wired from settings, holding everything it opened until it is left.
 
-    `search=False` skips building a search backend (the direct method needs none).
-    `cache`: an open Cache to use instead of opening `settings.cache_path`; the caller
-    keeps it and closes it (this is how pipelines share one store and one run id).
+        async with Pipeline(load_settings({...})) as engine:
+            trace = await engine.run("Who directed Amélie?")
+
+    `llm`, `reader_llm`, `search`: objects to use instead of building them from the
+    settings (a `ScriptedLLM`, a `MemorySearch`); they stay the caller's and are not
+    closed here. `with_search=False` builds no search backend (the direct method needs
+    none). `cache`: an open Cache to use instead of opening `settings.cache_path`; the
+    caller keeps it and closes it (this is how pipelines share one store and one run id).
+    Everything the pipeline opened is closed on exit, in reverse order.
     """
-    settings = profiles.resolve(settings)
-    async with AsyncExitStack() as stack:
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        llm: LLM | None = None,
+        reader_llm: LLM | None = None,
+        search: Search | None = None,
+        with_search: bool = True,
+        cache: Cache | None = None,
+    ) -> None:
+        self.settings = profiles.resolve(settings)
+        self._given_llm = llm
+        self._given_reader_llm = reader_llm
+        self._given_search = search
+        self._with_search = with_search
+        self._cache = cache
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> Engine:
+        async with AsyncExitStack() as stack:
+            engine = self._open(stack)
+            self._stack = stack.pop_all()
+        return engine
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._stack.aclose()
+
+    def _open(self, stack: AsyncExitStack) -> Engine:
+        settings = self.settings
         # First in, last out: the cache outlives everything that writes to it.
-        slot = stack.enter_context(CacheSlot(settings, given=cache))
-        llm = build_llm(settings)
-        stack.push_async_callback(llm.aclose)
-        reader_llm = None
-        if _needs_reader_llm(settings):
+        slot = stack.enter_context(CacheSlot(settings, given=self._cache))
+        llm = self._given_llm
+        if llm is None:
+            llm = build_llm(settings)
+            stack.push_async_callback(llm.aclose)
+        reader_llm = self._given_reader_llm
+        if reader_llm is None and _needs_reader_llm(settings):
             reader_llm = build_llm(settings, role="reader")
             stack.push_async_callback(reader_llm.aclose)
-        backend: Search | None = None
-        if search:
+        backend = self._given_search
+        if backend is None and self._with_search:
             # A web backend opens the cache here, so a bad cache file stops the run now.
             backend = build_search(settings, cache=slot.get)
             stack.push_async_callback(backend.aclose)
         documents = build_documents(settings, cache=slot.get)
         stack.push_async_callback(documents.aclose)
-        options = engine_options(settings)
-        yield Engine(llm, backend, options=options, reader_llm=reader_llm, documents=documents)
+        given = self._given_llm
+        options = engine_options(settings, model=None if given is None else given.name)
+        return Engine(llm, backend, options=options, reader_llm=reader_llm, documents=documents)
+
+
+def open_pipeline(
+    settings: Settings, *, search: bool = True, cache: Cache | None = None
+) -> Pipeline:
+    """`Pipeline(settings, with_search=search, cache=cache)`: an Engine for `settings`
+    in an `async with`; everything it opened is closed on exit."""
+    return Pipeline(settings, with_search=search, cache=cache)

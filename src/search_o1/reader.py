@@ -121,6 +121,7 @@ class Reader:
                 stop=[],
                 max_tokens=await self._room(prompt),
                 sampling=self.sampling,
+                role="reader",
             )
         )
         parse = paper_refined if self.paper else parse_refined

@@ -16,13 +16,14 @@ engine enters around every generation, search and reader call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from itertools import islice
-from typing import Literal
+from typing import Any, Literal
 
 from search_o1.engine import Engine, Phase, PhaseGate
 from search_o1.tasks import TaskKind
@@ -31,11 +32,6 @@ from search_o1.types import Trace
 Schedule = Literal["async", "rounds"]
 SCHEDULES: tuple[str, ...] = ("async", "rounds")
 _PHASES: tuple[Phase, ...] = ("generate", "search", "read")
-# For callers that name no limit (the settings' defaults are these). Models: vLLM's
-# default max_num_seqs (more only queue inside the server); searches: search APIs
-# rate-limit, and local indexes gain nothing past this.
-LLM_INFLIGHT = 256
-SEARCH_INFLIGHT = 64
 
 
 @dataclass(frozen=True)
@@ -50,14 +46,15 @@ ResultSink = Callable[[Job, Trace], Awaitable[None] | None]
 
 
 class _Limits:
-    """One semaphore per resource; a phase takes a slot for as long as it runs."""
+    """One semaphore per bounded resource; a phase takes a slot for as long as it runs."""
 
-    def __init__(self, llm: int, search: int) -> None:
-        self.llm = asyncio.Semaphore(max(1, llm))
-        self.search = asyncio.Semaphore(max(1, search))
+    def __init__(self, llm: int | None, search: int | None) -> None:
+        self.llm = None if llm is None else asyncio.Semaphore(max(1, llm))
+        self.search = None if search is None else asyncio.Semaphore(max(1, search))
 
-    def slot(self, phase: Phase) -> asyncio.Semaphore:
-        return self.search if phase == "search" else self.llm
+    def slot(self, phase: Phase) -> AbstractAsyncContextManager[Any]:
+        slot = self.search if phase == "search" else self.llm
+        return contextlib.nullcontext() if slot is None else slot
 
 
 class RoundBarrier:
@@ -123,13 +120,14 @@ async def run_all(
     concurrency: int,
     on_result: ResultSink,
     schedule: str = "async",
-    llm_limit: int = LLM_INFLIGHT,
-    search_limit: int = SEARCH_INFLIGHT,
+    llm_limit: int | None = None,
+    search_limit: int | None = None,
 ) -> None:
     """Run every job; `on_result` is called as each one finishes (in finishing order).
 
     `concurrency`: questions in flight (in rounds: the batch size). `llm_limit` and
-    `search_limit` bound model requests and searches in flight across all questions.
+    `search_limit` bound model requests and searches in flight across all questions
+    (None: no bound beyond the questions in flight; the settings give both).
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule!r}; known: {', '.join(SCHEDULES)}")

@@ -21,7 +21,7 @@ from search_o1.cli.options import (
     settings_from_flags,
 )
 from search_o1.config import Settings
-from search_o1.engine import METHODS, get_method
+from search_o1.engine import get_method, method_names
 from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.pipeline import open_pipeline
 from search_o1.types import FinishReason, Trace, to_jsonable
@@ -31,7 +31,7 @@ from search_o1.types import FinishReason, Trace, to_jsonable
 @click.argument("question")
 @option(
     "--method",
-    type=click.Choice(list(METHODS)),
+    type=click.Choice(method_names()),
     default="search-o1",
     help="search-o1, or one of the paper's baselines.",
 )

@@ -18,7 +18,7 @@ from search_o1.cli.options import (
 )
 from search_o1.cli.progress import interrupt_notice, progress_bar
 from search_o1.config import Settings
-from search_o1.engine import METHODS, get_method, has_tools_mode
+from search_o1.engine import get_method, has_tools_mode, method_names
 from search_o1.errors import BackendError, ConfigError
 from search_o1.eval.datasets import (
     DATA_DIR_ENV,
@@ -52,7 +52,7 @@ def _known_table() -> str:
     help="A known name (gpqa, math500, hotpotqa, ...) or a file.",
 )  # fmt: skip
 @option(
-    "--method", type=click.Choice(list(METHODS)), default="search-o1", group="run",
+    "--method", type=click.Choice(method_names()), default="search-o1", group="run",
     help="search-o1, or one of the paper's baselines.",
 )  # fmt: skip
 @option("--split", group="run", help="gpqa: diamond|main|extended; QA sets: test|paper|native.")

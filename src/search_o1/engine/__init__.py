@@ -21,10 +21,12 @@ from search_o1.engine.loop import Turn, TurnDriver, run_chain
 from search_o1.engine.marker_turns import FORCED_QUERY_TOKENS, MarkerTurns
 from search_o1.engine.methods import (
     METHODS,
+    PLUGIN_GROUP,
     Method,
     Opening,
     get_method,
     has_tools_mode,
+    method_names,
     register_method,
 )
 from search_o1.engine.options import (
@@ -41,6 +43,7 @@ __all__ = [
     "FORCED_QUERY_TOKENS",
     "METHODS",
     "NO_LIMIT_TOKENS",
+    "PLUGIN_GROUP",
     "ChainLimits",
     "ChainState",
     "Engine",
@@ -59,6 +62,7 @@ __all__ = [
     "TurnDriver",
     "get_method",
     "has_tools_mode",
+    "method_names",
     "register_method",
     "run_chain",
     "tool_llm",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from types import TracebackType
 
 from search_o1.engine.answering import QueryAnswerer
 from search_o1.engine.finish import finish
@@ -56,6 +57,8 @@ class Engine:
     `options` holds everything the engine reads (limits, sampling, reader and search
     options); `documents` turns hits into documents (default: each hit's own text).
     One Engine serves many questions concurrently; each run's state is a `ChainState`.
+    `async with Engine(...) as engine:` closes what it was given on exit (`aclose`); an
+    engine from `open_pipeline` is closed by the pipeline instead.
     """
 
     def __init__(
@@ -169,6 +172,28 @@ class Engine:
         record = await self.answerer.run_search(state, question, mode="documents")
         state.trace.steps.append(Step(0, "", Completion("", "stop"), record))
         return record.documents
+
+    # ------------------------------------------------------------------ lifetime
+
+    async def aclose(self) -> None:
+        """Close the model, the reader's model, the search backend and the document
+        source, each once (for a caller that handed them to the engine to own)."""
+        closed: list[object] = []
+        for client in (self.llm, self.reader.llm, self.search, self.documents):
+            if client is not None and not any(client is c for c in closed):
+                closed.append(client)
+                await client.aclose()
+
+    async def __aenter__(self) -> Engine:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
 
 def _documents_text(documents: Sequence[Document]) -> str:

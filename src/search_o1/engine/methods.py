@@ -2,7 +2,9 @@
 
 The engine, the CLIs (`ask`, `eval`) and `serve` read this table instead of comparing
 method names, so a new method (or a mode of an existing one) is one `Method` entry,
-added with `register_method`; see docs/extending.md.
+added with `register_method`, or declared by a package as an entry point in the group
+`search_o1.methods` (`terse = "my_pkg.methods:TERSE"`, a `Method` value whose name is
+the entry point's), as backends are; see docs/extending.md.
 
 How a method answers a query the model wrote (`answer`):
 - "none": the method has no queries (its stop strings never ask for one);
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from search_o1 import markers as mk
@@ -25,11 +28,13 @@ from search_o1.prompts.templates import PromptSet
 
 __all__ = [
     "METHODS",
+    "PLUGIN_GROUP",
     "Answer",
     "Method",
     "Opening",
     "get_method",
     "has_tools_mode",
+    "method_names",
     "register_method",
 ]
 
@@ -105,6 +110,7 @@ def _search_o1_tools(o: Opening) -> str:
 
 
 METHODS: dict[str, Method] = {}
+PLUGIN_GROUP = "search_o1.methods"
 
 
 def register_method(method: Method, *, replace: bool = False) -> Method:
@@ -129,12 +135,36 @@ def has_tools_mode(method: Method) -> bool:
     return method.tool_opening is not None or not searches_mid_chain
 
 
+def method_names() -> list[str]:
+    """Every method name: registered ones, then those plugins declare (not yet loaded)."""
+    declared = (ep.name for ep in entry_points(group=PLUGIN_GROUP))
+    return [*METHODS, *sorted(set(declared) - METHODS.keys())]
+
+
 def get_method(name: str) -> Method:
-    """The method called `name`; a ConfigError naming the known ones otherwise."""
+    """The method called `name` (a plugin's is loaded and registered on first use); a
+    ConfigError naming the known ones otherwise."""
+    if name not in METHODS:
+        _load_plugin(name)
     try:
         return METHODS[name]
     except KeyError:
-        raise ConfigError(f"unknown method {name!r}; known: {', '.join(METHODS)}") from None
+        known = ", ".join(method_names())
+        raise ConfigError(f"unknown method {name!r}; known: {known}") from None
+
+
+def _load_plugin(name: str) -> None:
+    """Register the method a package declares under `name`, if one does."""
+    found = [ep for ep in entry_points(group=PLUGIN_GROUP) if ep.name == name]
+    if not found:
+        return
+    method = found[0].load()
+    if not isinstance(method, Method) or method.name != name:
+        raise ConfigError(
+            f"the {PLUGIN_GROUP} entry point {name!r} ({found[0].value}) must name a "
+            f"Method called {name!r}"
+        )
+    register_method(method)
 
 
 # The table: the paper's four methods. A new one is one more entry (or a

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from search_o1.types import Completion, Prompt, Sampling, TextSink
 
@@ -16,7 +16,9 @@ class CompletionRequest:
 
     `prompt` is the chain so far (instruction messages + raw continuation); generation
     ends at any of `stop` or after `max_tokens`; `grammar` (optional) is a GBNF grammar,
-    ignored by backends that cannot apply one. A frozen value: backends and routers pass
+    ignored by backends that cannot apply one. `role` says who asks: the chain
+    ("main") or Reason-in-Documents ("reader"); a scripted model answers each from its
+    own script. A frozen value: backends and routers pass
     it on unchanged, and a new capability (tool definitions, reasoning options) is a new
     field with a default here, not a new argument in every backend.
 
@@ -30,6 +32,7 @@ class CompletionRequest:
     max_tokens: int = 1024
     sampling: Sampling = field(default_factory=Sampling)
     grammar: str | None = None
+    role: Literal["main", "reader"] = "main"
 
     def __post_init__(self) -> None:
         # A tuple whatever the caller passed: the request stays immutable and hashable.

@@ -2,6 +2,9 @@
 
 It honours stop strings the way a real server does, so the engine is exercised on the
 same shapes: a reply that contains a stop string is cut there.
+
+    ScriptedLLM(chain=[...], reader=[...])  # the chain's turns; Reason-in-Documents' replies
+    ScriptedLLM([...])                      # one script for every call, in call order
 """
 
 from __future__ import annotations
@@ -9,15 +12,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
+from search_o1.errors import ConfigError
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.tokens import CHARS_PER_TOKEN, estimate_tokens
 from search_o1.types import Completion, Prompt, TextSink
 
 Responder = Callable[[Prompt], str]
+Script = Iterable[str] | Responder
 
 
 class ScriptedLLM:
-    """Replies from a queue of strings, or from `respond(prompt)`.
+    """Replies from scripts: queues of strings, or functions of the prompt.
+
+    `chain` answers the chain's calls and `reader` the Reason-in-Documents calls (a
+    request's `role`), so a script says which reply is whose; a reader call with no
+    `reader` script is an error, not a silent empty reply. `replies` alone is one
+    script for every call, in the order the calls come. A queue that runs out answers
+    "" (a model with nothing more to say stops at once).
 
     `return_stop=True` keeps the stop string in the raw reply (like vLLM with
     include_stop_str_in_output); False drops it (like llama.cpp). Either way the
@@ -30,14 +41,21 @@ class ScriptedLLM:
 
     def __init__(
         self,
-        replies: Iterable[str] | Responder,
+        replies: Script | None = None,
         *,
+        chain: Script | None = None,
+        reader: Script | None = None,
         return_stop: bool = True,
         context: int | None = None,
         delay_s: float = 0.0,
     ) -> None:
-        self._respond: Responder | None = replies if callable(replies) else None
-        self._queue: list[str] = [] if callable(replies) else list(replies)
+        if replies is not None and (chain is not None or reader is not None):
+            raise ConfigError("ScriptedLLM takes replies, or chain= and reader=, not both")
+        shared = _Script(replies if replies is not None else chain or ())
+        self._scripts: dict[str, _Script | None] = {
+            "main": shared,
+            "reader": shared if replies is not None else _optional(reader),
+        }
         self.return_stop = return_stop
         self._context = context
         self.delay_s = delay_s
@@ -48,12 +66,14 @@ class ScriptedLLM:
     def count_tokens(text: str) -> int:
         return estimate_tokens(text)
 
-    def _next_reply(self, prompt: Prompt) -> str:
-        if self._respond is not None:
-            return self._respond(prompt)
-        if not self._queue:
-            return ""  # a model with nothing more to say stops at once
-        return self._queue.pop(0)
+    def _next_reply(self, request: CompletionRequest) -> str:
+        script = self._scripts[request.role]
+        if script is None:
+            raise ConfigError(
+                "ScriptedLLM got a Reason-in-Documents call but has no reader script: "
+                "pass reader=[...] (or reader_llm=, or turn the reader off)"
+            )
+        return script.next(request.prompt)
 
     async def complete(
         self, request: CompletionRequest, *, on_text: TextSink | None = None
@@ -63,7 +83,7 @@ class ScriptedLLM:
         self.requests.append(request)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        reply = self._next_reply(prompt)
+        reply = self._next_reply(request)
         finish = "length"
         cut = len(reply)
         for s in stop:
@@ -99,3 +119,20 @@ class ScriptedLLM:
 
 def _flat(prompt: Prompt) -> str:
     return "".join(m.content for m in prompt.messages) + prompt.continuation
+
+
+class _Script:
+    """One script: a queue of replies, or a function of the prompt."""
+
+    def __init__(self, script: Script) -> None:
+        self._respond: Responder | None = script if callable(script) else None
+        self._queue: list[str] = [] if callable(script) else list(script)
+
+    def next(self, prompt: Prompt) -> str:
+        if self._respond is not None:
+            return self._respond(prompt)
+        return self._queue.pop(0) if self._queue else ""
+
+
+def _optional(script: Script | None) -> _Script | None:
+    return None if script is None else _Script(script)

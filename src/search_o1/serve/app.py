@@ -24,7 +24,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from search_o1.config import Settings
-from search_o1.engine import METHODS, Engine
+from search_o1.engine import Engine, method_names
 from search_o1.errors import QueueFull, SearchO1Error
 from search_o1.pipeline import open_pipeline
 from search_o1.serve import openai_wire as wire
@@ -289,7 +289,7 @@ async def _mode(request: Request) -> Response:
             "mode": "serve",
             "model": state.model_name,
             "auth": state.api_key is not None,
-            "methods": list(METHODS),
+            "methods": method_names(),
             "tasks": list(TASKS),
             "task": engine.options.task if engine else "qa",
         }

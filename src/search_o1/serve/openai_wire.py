@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from search_o1 import markers as mk
-from search_o1.engine import METHODS
+from search_o1.engine import method_names
 from search_o1.tasks import TASKS
 from search_o1.types import FinishReason, SearchRecord, Trace
 
@@ -98,7 +98,7 @@ def parse_chat_request(body: Any, *, model_name: str) -> ChatRequest:
         include_usage=isinstance(stream_options, dict)
         and bool(stream_options.get("include_usage")),
         task=_choice(body, "task", TASKS),
-        method=_choice(body, "method", tuple(METHODS)) or "search-o1",
+        method=_choice(body, "method", tuple(method_names())) or "search-o1",
         overrides=_overrides(body),
     )
 
