@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,6 +179,48 @@ async def test_every_server_down_is_an_error_at_the_first_question() -> None:
             await pool.context_length()
     finally:
         await pool.aclose()
+
+
+def dead_urls(count: int) -> list[str]:
+    """URLs where a server was a moment ago and nobody listens any more."""
+    urls = []
+    for _ in range(count):
+        with openai_server(chain_reply) as srv:
+            urls.append(srv.url)  # stopped on leaving
+    return urls
+
+
+def test_eval_with_every_server_down_stops_at_the_preflight_naming_each(
+    tmp_path: Path,
+) -> None:
+    """Several --base-url, none answering: the run stops before its first item, with one
+    line that names every server and why; a pool with one live server runs."""
+    data = tmp_path / "qa.jsonl"
+    rows = [{"id": f"q{i}", "question": f"Question {i}?", "golden_answers": ["x"]} for i in (1, 2)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    urls = dead_urls(2)
+    args = ["eval", "--dataset", str(data), "--task", "qa", "--method", "direct", "--no-progress"]
+    args += ["--model", "fake-model", "--chat-template", "chatml", "--retries", "0"]
+    exe = Path(sys.executable).with_name("search-o1")
+
+    def run(*servers: str, out: str) -> subprocess.CompletedProcess[str]:
+        flags = [f for url in servers for f in ("--base-url", url)]
+        return subprocess.run(
+            [str(exe), *args, "--out", str(tmp_path / out), *flags],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    done = run(*urls, out="dead")
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if "no model server answers" in line]
+    assert len(lines) == 1 and all(url in lines[0] for url in urls), done.stderr
+    assert not (tmp_path / "dead" / "results.jsonl").exists()  # no item ran
+    with openai_server(lambda body: "\\boxed{x}") as live:
+        done = run(urls[0], live.url, out="live")
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 model servers answer" in done.stderr and urls[0] in done.stderr
 
 
 async def test_a_chain_moves_when_its_server_goes_down() -> None:

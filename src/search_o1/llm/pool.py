@@ -14,6 +14,8 @@ their hash is kept, in a bounded table, so finished chains cost nothing.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,6 +30,7 @@ from search_o1.tool_chat import ToolReply
 from search_o1.types import Completion, TextSink
 
 R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 _AFFINITY_ENTRIES = 1 << 16
 
@@ -80,6 +83,8 @@ class PoolLLM:
         self.retry = retry or RetryPolicy(retries=max(0, retries), backoff_s=1.0)
         self._chains: OrderedDict[int, int] = OrderedDict()  # hash(messages) -> endpoint
         self._next = 0  # rotates ties so equal loads spread
+        self._context: int | None = None
+        self._context_known = False
 
     # ---- the LLM protocol ----------------------------------------------------------------
 
@@ -135,17 +140,27 @@ class PoolLLM:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def context_length(self) -> int | None:
-        # Replicas serve the same model; ask the first that answers. When none does, say
-        # why (a run's preflight then stops in seconds, not item by item).
-        failure: BackendError | None = None
-        for endpoint in self.endpoints:
-            try:
-                return await endpoint.llm.context_length()
-            except BackendError as e:
-                failure = e
-        if failure is not None:
-            raise failure
-        return None
+        """The servers' context window, asked of all of them once (replicas serve the same
+        model). When none answers, one line says why for each (a run's preflight then
+        stops in seconds, not item by item); when some do not, a warning names them."""
+        if self._context_known:
+            return self._context
+        asked = await asyncio.gather(
+            *(e.llm.context_length() for e in self.endpoints), return_exceptions=True
+        )
+        down = [(e, a) for e, a in zip(self.endpoints, asked, strict=True) if _failed(a)]
+        answers = [a for a in asked if not isinstance(a, BaseException)]
+        for answer in asked:
+            if isinstance(answer, BaseException) and not isinstance(answer, BackendError):
+                raise answer  # a fault of ours or a cancellation, not a server's
+        causes = "; ".join(f"{e.label}: {_cause(a)}" for e, a in down)
+        if len(down) == len(self.endpoints):
+            raise BackendError("pool", f"no model server answers ({causes})")
+        if down:
+            log.warning("%d of %d model servers answer; not: %s", len(answers), len(asked), causes)
+        self._context = next((a for a in answers if a is not None), None)
+        self._context_known = True
+        return self._context
 
     async def aclose(self) -> None:
         for endpoint in self.endpoints:
@@ -211,3 +226,14 @@ class PoolLLM:
 def _fails_endpoint(error: BackendError) -> bool:
     """Errors that say the server (not the request) is the problem."""
     return error.retryable and not isinstance(error, ContextOverflowError)
+
+
+def _failed(answer: object) -> bool:
+    return isinstance(answer, BackendError)
+
+
+def _cause(error: object) -> str:
+    """A server's failure without the backend prefix (the pool's line names it once)."""
+    text = str(error)
+    backend = getattr(error, "backend", "")
+    return text.removeprefix(f"{backend}: ") if backend else text
