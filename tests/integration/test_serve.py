@@ -211,8 +211,12 @@ def test_bad_request_through_the_client(served: tuple[str, Any]) -> None:
 
 def test_invalid_json_and_unknown_route(served: tuple[str, Any]) -> None:
     url = served[0]
-    r = http.post(url + "/v1/chat/completions", content=b"{nope", headers={"content-type": "x"})
+    as_json = {"content-type": "application/json"}
+    r = http.post(url + "/v1/chat/completions", content=b"{nope", headers=as_json)
     assert r.status_code == 400 and "JSON" in r.json()["error"]["message"]
+    # Any other declared type is refused unread (a page on another site can send those).
+    r = http.post(url + "/v1/chat/completions", content=b"{nope", headers={"content-type": "x"})
+    assert r.status_code == 415 and r.json()["error"]["code"] == "unsupported_media_type"
     r = http.get(url + "/v1/nothing")
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
@@ -392,7 +396,7 @@ async def test_view_reads_a_run_the_eval_harness_wrote(tmp_path: Path) -> None:
     out = tmp_path / "run"
     await run_eval(engine, dataset, RunOptions(method="search-o1", out=out))
     transport = httpx.ASGITransport(app=create_view_app(out))
-    async with httpx.AsyncClient(transport=transport, base_url="http://view") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         run = (await http.get("/api/run")).json()
         assert run["primary"] == dataset.metric and run["name"] == "run"
         rows = {r["id"]: r for r in run["items"]}

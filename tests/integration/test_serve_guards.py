@@ -73,10 +73,11 @@ def test_request_bodies_over_the_cap_get_413_unread() -> None:
         for i in range(0, len(big), 500):
             yield big[i : i + 500].encode()
 
+    as_json = {"Content-Type": "application/json"}
     with serve_in_thread(app) as url:
-        declared = http.post(url + CHAT, content=big, headers=AUTH)
-        streamed = http.post(url + CHAT, content=chunks(), headers=AUTH)
-        unauthorised = http.post(url + CHAT, content=big)
+        declared = http.post(url + CHAT, content=big, headers={**AUTH, **as_json})
+        streamed = http.post(url + CHAT, content=chunks(), headers={**AUTH, **as_json})
+        unauthorised = http.post(url + CHAT, content=big, headers=as_json)
         fine = http.post(url + CHAT, json=chat_body(), headers=AUTH, timeout=30)
     assert declared.status_code == streamed.status_code == 413
     assert declared.json()["error"]["code"] == "request_too_large"

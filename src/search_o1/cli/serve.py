@@ -92,6 +92,22 @@ def _auth_key(env_name: str | None) -> str | None:
 )  # fmt: skip
 @option("--max-queue", type=int, default=16, group="server", help="Requests waiting; more: 429.")
 @option("--model-name", default="search-o1", group="server", help="Name in /v1/models.")
+@option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    group="server",
+    help="Another Host name to answer to (repeatable; '*' for any, behind a proxy that checks).",
+)
+@option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    group="server",
+    help="A page origin (https://app.example) allowed to call the API (repeatable).",
+)
 @option("--demo", is_flag=True, help="Use the demo setup (embedded model, demo corpus).")
 @setting_options
 def command(
@@ -102,6 +118,8 @@ def command(
     max_concurrency: int | None,
     max_queue: int,
     model_name: str,
+    allowed_hosts: tuple[str, ...],
+    cors_origins: tuple[str, ...],
     demo: bool,
     config_file: Path | None,
     **flags: Any,
@@ -119,13 +137,29 @@ def command(
     if demo:
         settings = demo_settings(settings)
     _check_corpus(settings.corpus)
-    _serve(settings, host, port, api_key=key, max_queue=max_queue, model_name=model_name,
-           max_concurrency=max_concurrency or settings.concurrency)  # fmt: skip
+    _serve(
+        settings,
+        host,
+        port,
+        api_key=key,
+        max_queue=max_queue,
+        model_name=model_name,
+        max_concurrency=max_concurrency or settings.concurrency,
+        hosts=browser_hosts(host, allowed_hosts),
+        cors_origins=cors_origins,
+    )
 
 
 def _check_corpus(corpus: str | None) -> None:
     if corpus is not None and not Path(corpus).exists():
         raise ConfigError(f"--corpus {corpus}: no such file or folder")
+
+
+def browser_hosts(host: str, allowed: tuple[str, ...]) -> frozenset[str]:
+    """The Host names to answer to: those of the bind address, plus --allowed-host."""
+    from search_o1.serve.guard import host_names
+
+    return host_names(host, allowed)
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from search_o1.cli.serve import check_exposure, require_serve_extra
+from search_o1.cli.serve import browser_hosts, check_exposure, require_serve_extra
 
 
 @click.command("view")
@@ -14,7 +14,28 @@ from search_o1.cli.serve import check_exposure, require_serve_extra
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8001, show_default=True, type=int, help="Port to bind.")
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback --host (no auth here).")
-def command(run_dir: Path, host: str, port: int, insecure: bool) -> None:
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another Host name to answer to (repeatable; '*' for any).",
+)
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="A page origin allowed to read the run (repeatable).",
+)
+def command(
+    run_dir: Path,
+    host: str,
+    port: int,
+    insecure: bool,
+    allowed_hosts: tuple[str, ...],
+    cors_origins: tuple[str, ...],
+) -> None:
     """Show an evaluation run: items with scores and finish reasons, and each full trace."""
     require_serve_extra()
     check_exposure(host, has_key=False, insecure=insecure)
@@ -25,4 +46,7 @@ def command(run_dir: Path, host: str, port: int, insecure: bool) -> None:
     check_run_dir(run_dir)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"search-o1: viewing {run_dir} on http://{shown}:{port}/", err=True)
-    uvicorn.run(create_view_app(run_dir), host=host, port=port, log_level="warning")
+    app = create_view_app(
+        run_dir, hosts=browser_hosts(host, allowed_hosts), cors_origins=cors_origins
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")

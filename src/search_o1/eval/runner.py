@@ -116,7 +116,7 @@ def _record(item: Item, trace: Trace, scores: Mapping[str, float], task: str) ->
         },
         "latency_s": round(trace.latency_s, 4),
         "groups": groups_of(item, task),
-        "trace": trace.to_dict(),
+        "trace": _trace_without_question(trace, item.question),
     }
 
 
@@ -124,6 +124,28 @@ def model_output(trace: Trace) -> str:
     """The whole output the paper's scores read: the chain (inserted results included),
     or the model's turns joined where there is no chain text (tools mode)."""
     return trace.output or "".join(step.text for step in trace.steps)
+
+
+QUESTION_SLOT = "{question}"
+
+
+def _trace_without_question(trace: Trace, question: str) -> dict[str, Any]:
+    """The trace as saved: the question is the record's own field, kept once.
+
+    The trace's copy is dropped, and in the prompt's messages the question's text is
+    replaced by `prompt.question_slot` ("{question}"): `content.replace(slot, question)`
+    gives the message back exactly. A message already holding that text is left whole.
+    """
+    data = trace.to_dict()
+    data.pop("question", None)
+    prompt = data.get("prompt")
+    if isinstance(prompt, dict) and question:
+        for message in prompt.get("messages") or []:
+            content = message.get("content")
+            if isinstance(content, str) and QUESTION_SLOT not in content:
+                message["content"] = content.replace(question, QUESTION_SLOT)
+        prompt["question_slot"] = QUESTION_SLOT
+    return data
 
 
 def _identity(dataset: Dataset, method: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +28,7 @@ from search_o1.engine import Engine, method_names
 from search_o1.errors import QueueFull, SearchO1Error
 from search_o1.pipeline import open_pipeline
 from search_o1.serve import openai_wire as wire
+from search_o1.serve.guard import BrowserGuard, host_names
 from search_o1.serve.health import health_report
 from search_o1.serve.mcp_mount import mcp_mount
 from search_o1.serve.page import page_routes
@@ -84,11 +85,16 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     hooks: ServeHooks | None = None,
     default_max_tokens: int | None = None,
+    hosts: Iterable[str] | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """The serve app. Its state (`app.state.serve`) exposes the limiter's counters.
 
     `default_max_tokens` bounds the chain of a request that sends no max_tokens (shown
-    in /v1/models); None leaves it to the settings."""
+    in /v1/models); None leaves it to the settings. `hosts`: the Host names it answers
+    to (default: the loopback names; see `guard.host_names`); `cors_origins`: other
+    sites' pages allowed to call it.
+    """
     key = source.api_key if isinstance(source, Settings) else None  # for health probes
     state = ServeState(
         Limiter(max_concurrency, max_queue),
@@ -114,9 +120,11 @@ def create_app(
         exception_handlers={HTTPException: _http_error, wire.WireError: _wire_error},  # type: ignore[dict-item]
     )
     app.state.serve = state
-    # The last added runs first: the key is checked before any body is read.
+    # The last added runs first: the browser checks, then the key, before any body is read.
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(BearerAuth, api_key=api_key)
+    allowed = host_names("127.0.0.1") if hosts is None else hosts
+    app.add_middleware(BrowserGuard, hosts=allowed, cors_origins=cors_origins)
     if hooks.on_request is not None:  # outermost: refusals by the guards are logged too
         app.add_middleware(RequestLog, emit=hooks.on_request)
     return app

@@ -8,6 +8,7 @@ results.jsonl is re-read when it changes, so a run still in progress can be watc
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from starlette.routing import Route
 
 from search_o1.errors import InputFileError
 from search_o1.eval import runfiles
+from search_o1.serve.guard import BrowserGuard, host_names
 from search_o1.serve.page import page_routes
 
 
@@ -76,7 +78,10 @@ def summary_row(index: int, record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def create_view_app(run_dir: Path) -> Starlette:
+def create_view_app(
+    run_dir: Path, *, hosts: Iterable[str] | None = None, cors_origins: Sequence[str] = ()
+) -> Starlette:
+    """The view app over `run_dir`; `hosts` and `cors_origins` as for `serve` (guard.py)."""
     files = RunFiles(Path(run_dir))
 
     async def mode(request: Request) -> Response:
@@ -108,4 +113,7 @@ def create_view_app(run_dir: Path) -> Starlette:
         Route("/api/run/items/{index:int}", item, methods=["GET"]),
         *page_routes(),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    allowed = host_names("127.0.0.1") if hosts is None else hosts
+    app.add_middleware(BrowserGuard, hosts=allowed, cors_origins=cors_origins)
+    return app

@@ -100,7 +100,7 @@ function hitList(hits) {
     const rest = el("ol", { class: "hits", start: String(shown.length + 1) });
     for (const hit of hits.slice(shown.length)) rest.append(hitItem(hit));
     more.append(rest);
-    list.append(el("li", { style: "list-style: none" }, more));
+    list.append(el("li", { class: "more-hits" }, more));
   }
   return list;
 }
