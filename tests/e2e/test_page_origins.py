@@ -124,6 +124,7 @@ def test_an_allowed_origin_may_call_serve(page: Any, other_site: str) -> None:
         seen = page.evaluate(ATTACK, [url + "/v1/chat/completions", body])
     assert seen["json"].startswith("read 200"), seen
     assert seen["read"].startswith("read 200"), seen
+    assert llm.requests != []
 
 
 def test_a_foreign_host_is_refused_by_serve_and_view(page: Any, tmp_path: Path) -> None:
