@@ -6,7 +6,8 @@ the reader is asked (`CITE_INSTRUCTION`, appended to the built-in prompt) to mar
 fact with the number of the document it comes from, e.g. `[2]`; those marks map back
 to the record's documents. A fact without a mark keeps every document of its search,
 and so does a search whose reader was not asked to mark (the paper profile sends the
-paper's prompt unchanged) or that had no reader at all (`--no-reader`).
+paper's prompt unchanged) or that had no reader at all (`--no-reader`, and rag-agent,
+whose raw results are the hits as listed).
 
 The answer's sources are the documents behind the searches whose results went into
 the chain, numbered in order of first use, each with the sentence of the document that
@@ -102,10 +103,12 @@ def _marks_requested(record: SearchRecord) -> bool:
 def record_provenance(record: SearchRecord) -> list[Provenance]:
     """The documents a searched record's inserted result was read from, with the facts
     each supports. Nothing for a search that was not run, failed or found nothing."""
+    reader = record.reader
     docs = record.documents
+    if reader is None and not docs:  # rag-agent's raw results: the hits as listed
+        docs = tuple(Document(h, h.snippet or h.text, "snippet-only") for h in record.hits)
     if record.outcome != "searched" or not docs:
         return []
-    reader = record.reader
     if reader is None:  # documents inserted as they are: all of them are the result
         return [Provenance(d, i) for i, d in enumerate(docs, 1)]
     if not reader.found:

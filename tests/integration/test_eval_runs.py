@@ -72,6 +72,15 @@ async def test_each_method_end_to_end(
         assert ("The pages name the answer" in searched_trace) == (method == "search-o1")
     elif method == "direct":
         assert searched == [0, 0, 0, 0]
+    # Each item records its answer's sources: the documents behind what the chain read.
+    with_sources = [bool(r["sources"]) for r in records]
+    assert with_sources == [bool(n) for n in searched]
+    if method == "search-o1":
+        assert all(
+            {"n", "id", "title", "url", "quote", "query"} <= set(s)
+            for r in records
+            for s in r["sources"]
+        )
     assert set(m["breakdowns"]["type"]) <= {"bridge", "comparison"}
     assert "| Method | EM | F1 | Acc |" in (out / "summary.md").read_text()
     config = json.loads((out / "config.json").read_text())

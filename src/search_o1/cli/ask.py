@@ -24,6 +24,7 @@ from search_o1.config import Settings
 from search_o1.engine import get_method, method_names
 from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.pipeline import open_pipeline
+from search_o1.sources import answer_sources
 from search_o1.types import FinishReason, Trace, to_jsonable
 
 
@@ -104,7 +105,8 @@ async def _run(settings: Settings, question: str, method: str, view: LiveView | 
 
 
 def ask_json(trace: Trace, wall_s: float) -> dict[str, Any]:
-    """The `--json` object: answer, finish reason, the searches actually run, usage, trace."""
+    """The `--json` object: answer, finish reason, its numbered sources, the searches
+    actually run, usage, trace."""
     searches = [
         {
             "query": s.query,
@@ -118,6 +120,7 @@ def ask_json(trace: Trace, wall_s: float) -> dict[str, Any]:
         "answer": trace.answer,
         "finish_reason": trace.finish_reason.value if trace.finish_reason else None,
         "error": trace.error,
+        "sources": [to_jsonable(s) for s in answer_sources(trace)],
         "searches": searches,
         "usage": {
             "prompt_tokens": trace.usage.prompt_tokens,

@@ -10,7 +10,17 @@ from rich.markup import escape
 from rich.status import Status
 
 from search_o1 import markers as mk
-from search_o1.types import Event, Finished, Hit, SearchFinished, SearchStarted, TextDelta, Trace
+from search_o1.sources import answer_sources
+from search_o1.types import (
+    Event,
+    Finished,
+    Hit,
+    SearchFinished,
+    SearchStarted,
+    Source,
+    TextDelta,
+    Trace,
+)
 
 
 def hit_label(hit: Hit, width: int = 60) -> str:
@@ -109,7 +119,20 @@ class LiveView:
             f"tokens: {trace.usage.completion_tokens} generated, "
             f"{trace.reader_usage.completion_tokens} by the reader · {wall_s:.1f}s"
         )
+        self._sources(answer_sources(trace))
         sys.stdout.flush()
+
+    def _sources(self, sources: list[Source]) -> None:
+        """The answer's numbered sources: title, URL or passage id, supporting sentence."""
+        if not sources:
+            return
+        c = self.console
+        c.print("[bold]sources:[/]")
+        for s in sources:
+            where = s.url or f"passage {s.id}"
+            c.print(f"  {escape(f'[{s.n}]')} {escape(s.title)} · {escape(where)}", soft_wrap=True)
+            if s.quote:
+                c.print(f"      “{escape(s.quote)}”", style="dim", soft_wrap=True)
 
 
 def _marker_prefix_len(text: str, marker: str) -> int:

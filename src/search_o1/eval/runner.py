@@ -26,7 +26,8 @@ from search_o1.eval.rows import Item
 from search_o1.eval.sandbox import Limits, check_isolation, isolation_summary
 from search_o1.eval.scoring import aggregate, groups_of, score_item
 from search_o1.scheduler import Job, run_all
-from search_o1.types import FinishReason, Trace
+from search_o1.sources import answer_sources
+from search_o1.types import FinishReason, Trace, to_jsonable
 
 MAX_CONSECUTIVE_ERRORS = 20
 
@@ -107,6 +108,7 @@ def _record(item: Item, trace: Trace, scores: Mapping[str, float], task: str) ->
         "finish_reason": trace.finish_reason.value if trace.finish_reason else None,
         "searches": [s.query for s in trace.searches],
         "n_searches": sum(1 for s in trace.searches if s.outcome == "searched"),
+        "sources": [to_jsonable(s) for s in answer_sources(trace)],
         "documents": trace.document_counts(),
         "tokens": {
             "prompt": usage.prompt_tokens,

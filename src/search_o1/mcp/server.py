@@ -21,7 +21,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from search_o1.config import Settings
-from search_o1.engine import METHODS, Engine
+from search_o1.engine import Engine, method_names
 from search_o1.errors import SearchO1Error
 from search_o1.mcp.models import AskResult, HitOut, RetrieveResult, SearchResult, SourceOut
 from search_o1.sources import answer_sources, search_sources
@@ -113,8 +113,8 @@ class _Tools:
         max_turns: int | None,
         max_total_tokens: int | None,
     ) -> AskResult:
-        if method not in METHODS:
-            raise ToolError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+        if method not in method_names():
+            raise ToolError(f"unknown method {method!r}; known: {', '.join(method_names())}")
         engine = ask_engine(
             self.engine(),
             max_searches=max_searches,
@@ -207,7 +207,7 @@ def build_server(
         question: Annotated[str, Field(description="The question to answer.", min_length=1)],
         ctx: Context,
         method: Annotated[
-            str, Field(description=f"How to answer: {', '.join(METHODS)}.")
+            str, Field(description=f"How to answer: {', '.join(method_names())}.")
         ] = "search-o1",
         task: Annotated[
             TaskKind | None,

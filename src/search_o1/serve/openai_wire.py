@@ -5,7 +5,9 @@ Pure functions over dicts and traces, so the whole format is testable without a 
 A search-o1 run maps onto a reasoning-model reply: the chain (reasoning, queries and the
 inserted search results) is `reasoning_content`, the extracted answer is `content`. Each
 search travels as an extension object under the `search_o1` key of a chunk; standard
-clients ignore unknown keys, our page draws them as cards.
+clients ignore unknown keys, our page draws them as cards. The answer's sources go out as
+OpenAI's `url_citation` annotations on the message (the last content delta when
+streaming) and as a top-level `citations` list of URLs.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from search_o1 import markers as mk
 from search_o1.engine import method_names
+from search_o1.sources import answer_sources
 from search_o1.tasks import TASKS
-from search_o1.types import FinishReason, SearchRecord, Trace
+from search_o1.types import FinishReason, SearchRecord, Source, Trace, to_jsonable
 
 EXTENSION = "search_o1"  # the key of our extension object in responses and chunks
 _LENGTH_REASONS = (FinishReason.MAX_TOKENS, FinishReason.MAX_TURNS, FinishReason.CONTEXT_OVERFLOW)
@@ -288,6 +292,39 @@ def _unwrap(inserted: str) -> str:
     return text.strip()
 
 
+def source_url(source: Source) -> str:
+    """A source's URL; a local passage, which has none, is named `passage:<id>`."""
+    return source.url or f"passage:{source.id}"
+
+
+def url_annotations(content: str, sources: Sequence[Source]) -> list[dict[str, Any]]:
+    """OpenAI's `url_citation` annotations: each source supports the whole answer.
+
+    Besides OpenAI's fields (url, title, start_index, end_index) each carries the source's
+    number `n`, its passage or hit `id` and the supporting sentence `quote`.
+    """
+    return [
+        {
+            "type": "url_citation",
+            "url_citation": {
+                "url": source_url(s),
+                "title": s.title,
+                "start_index": 0,
+                "end_index": len(content),
+                "n": s.n,
+                "id": s.id,
+                "quote": s.quote,
+            },
+        }
+        for s in sources
+    ]
+
+
+def citations(sources: Sequence[Source]) -> list[str]:
+    """The top-level `citations` list (as Perplexity's API sends it): one URL per source."""
+    return [source_url(s) for s in sources]
+
+
 def done_event(trace: Trace, *, queued_s: float) -> dict[str, Any]:
     """The run's summary: why it ended, timings, token counts of model and reader."""
     return {
@@ -295,6 +332,7 @@ def done_event(trace: Trace, *, queued_s: float) -> dict[str, Any]:
         "finish_reason": trace.finish_reason.value if trace.finish_reason else None,
         "answer": trace.answer,
         "searches": len(trace.searches),
+        "sources": [to_jsonable(s) for s in answer_sources(trace)],
         "latency_s": round(trace.latency_s, 4),
         "queued_s": round(queued_s, 4),
         "usage": {
@@ -310,10 +348,13 @@ def completion_body(
     trace: Trace, *, completion_id: str, model: str, created: int, queued_s: float
 ) -> dict[str, Any]:
     """The non-streaming response."""
+    content = answer_text(trace)
+    sources = answer_sources(trace)
     message = {
         "role": "assistant",
-        "content": answer_text(trace),
+        "content": content,
         "reasoning_content": trace.output,
+        "annotations": url_annotations(content, sources),
     }
     extension = done_event(trace, queued_s=queued_s)
     extension["search_events"] = [search_event(s) for s in trace.searches]
@@ -331,6 +372,7 @@ def completion_body(
             }
         ],
         "usage": usage(trace),
+        "citations": citations(sources),
         EXTENSION: extension,
     }
 

@@ -17,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 from search_o1.errors import ConfigError
 from search_o1.serve import openai_wire as wire
 from search_o1.serve.runs import Run
+from search_o1.sources import answer_sources
 from search_o1.types import FinishReason, SearchFinished, SearchStarted, TextDelta, Trace
 
 
@@ -140,7 +141,12 @@ class EventStreamResponse(Response):
 
     async def _ending(self, trace: Trace) -> AsyncIterator[bytes]:
         m = self.maker
-        yield wire.sse(m.chunk({"content": wire.answer_text(trace)}))
+        content = wire.answer_text(trace)
+        sources = answer_sources(trace)
+        delta = {"content": content, "annotations": wire.url_annotations(content, sources)}
+        last = m.chunk(delta)
+        last["citations"] = wire.citations(sources)
+        yield wire.sse(last)
         done = wire.done_event(trace, queued_s=self.run.ticket.queued_s)
         yield wire.sse(m.chunk(finish=wire.finish_reason(trace), extension=done))
         if self.include_usage:

@@ -114,6 +114,31 @@ function hitItem(hit) {
   return el("li", { class: "hit" }, name, hit.id ? el("span", { class: "hit-id", text: hit.id }) : null);
 }
 
+// The answer's numbered sources: a link for a web page, the passage id for a local
+// passage, and the sentence the fact came from where one was found.
+function sourceList(sources) {
+  const list = el("ol", { class: "sources" });
+  for (const s of sources || []) {
+    const title = s.title || s.url || s.id || "(untitled)";
+    const safeUrl = s.url && /^https?:\/\//i.test(s.url) ? s.url : null;
+    const name = safeUrl
+      ? el("a", { href: safeUrl, target: "_blank", rel: "noopener noreferrer", text: title })
+      : el("span", { class: "source-title", text: title });
+    const item = el("li", { class: "source", value: String(s.n), "data-id": s.id }, name,
+      safeUrl ? null : el("span", { class: "hit-id", text: s.id }));
+    if (s.quote) item.append(el("div", { class: "source-quote", text: s.quote }));
+    list.append(item);
+  }
+  return list;
+}
+
+function showSources(container, sources) {
+  container.replaceChildren();
+  container.hidden = !(sources && sources.length);
+  if (container.hidden) return;
+  container.append(el("div", { class: "answer-label", text: "Sources" }), sourceList(sources));
+}
+
 // A finished search as recorded in a trace -> the same shape the stream sends.
 function recordToEvent(record) {
   let refined = record.reader ? record.reader.refined : null;
@@ -195,6 +220,7 @@ function resetRun() {
   $("timeline").replaceChildren();
   $("answer").hidden = true;
   $("answer-text").textContent = "";
+  showSources($("sources"), []);
   $("error").hidden = true;
   $("stats").replaceChildren();
 }
@@ -286,6 +312,7 @@ function onExtension(state, ext) {
     else $("timeline").append(fillSearchCard(searchCard(ext.query), ext));
   } else if (ext.type === "done") {
     state.done = ext;
+    showSources($("sources"), ext.sources);
   }
 }
 
@@ -419,9 +446,12 @@ function renderDetail(record) {
     if (text) timeline.append(el("div", { class: "thought", text }));
     if (step.search) timeline.append(fillSearchCard(searchCard(step.search.query), recordToEvent(step.search)));
   }
+  const sources = el("div", { class: "answer-sources" });
+  showSources(sources, record.sources);
   const answer = el("div", { class: "answer" },
     el("div", { class: "answer-label", text: "Answer" }),
-    el("div", { class: "answer-text", text: record.prediction ?? "(none)" }));
+    el("div", { class: "answer-text", text: record.prediction ?? "(none)" }),
+    sources);
   const raw = el("details", {}, el("summary", { text: "The raw chain" }), el("pre", { class: "raw", text: trace.output || "" }));
   $("item-detail").replaceChildren(
     el("div", { class: "section-title", text: `Item ${record.id}` }),
