@@ -211,3 +211,13 @@ def wait_for(check: Any, timeout_s: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         time.sleep(0.02)
+
+
+def test_mcp_follows_the_browser_guard_like_v1(served: str) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    rebound = httpx2.post(served, json=body, headers={"Host": "evil.test"})
+    assert rebound.status_code == 421
+    other_site = httpx2.post(served, json=body, headers={"Origin": "https://evil.test"})
+    assert other_site.status_code == 403
+    form = httpx2.post(served, content=b"x=1", headers={"Content-Type": "text/plain"})
+    assert form.status_code == 415
