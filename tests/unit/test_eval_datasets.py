@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,14 @@ def test_gpqa_paper_json_keeps_its_correct_choice(tmp_path: Path) -> None:
     assert [(i.id, i.gold, i.meta["domain"]) for i in ds.items] == [("0", ("C",), "Chemistry")]
     assert ds.items[0].question.endswith("(D) w")
     assert [(s.line, s.id) for s in ds.skipped] == [(2, "1")]
+
+
+def test_livecodebench_v1_v4_is_the_papers_subset_of_our_file(shared_data: Path) -> None:
+    everything = load_dataset("livecodebench", data_dir=shared_data)
+    paper = load_dataset("livecodebench", data_dir=shared_data, split="v1-v4")
+    # Releases v1-v4 end in September 2024; the paper keeps dates from 2024-08-01.
+    dates = sorted(i.meta["contest_date"][:10] for i in paper.items)
+    assert (len(everything.items), len(paper.items)) == (223, 113)
+    assert dates[0] >= "2024-08-01" and dates[-1] <= "2024-09-30"
+    levels = Counter(i.meta["difficulty"] for i in paper.items)
+    assert levels == {"easy": 26, "medium": 36, "hard": 51}  # the paper: 26, 37, 49

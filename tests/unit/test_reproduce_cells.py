@@ -61,6 +61,8 @@ def test_table_1_shows_domains_and_difficulties_beside_each_overall_column() -> 
         "| LiveCodeBench (n=3) |"
     ) in summary
     assert "| Search-o1 · ours | 100.0 | 0.0 | 0.0 | 50.0 | 100.0 | – | 0.0 | 33.3 |" in summary
+    # Ours are in the header; the paper's sizes are a row of their own.
+    assert "| Problems · paper | 86 | 93 | 19 | 198 | 26 | 37 | 49 | 112 |" in summary
     # The back-off row has its own splits; a set run without back-off shows none.
     assert "| Search-o1 · ours + back-off | 100.0 | 100.0 | 0.0 | 75.0 | – | – | – | – |" in summary
     assert (

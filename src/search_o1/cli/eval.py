@@ -55,7 +55,12 @@ def _known_table() -> str:
     "--method", type=click.Choice(method_names()), default="search-o1", group="run",
     help="search-o1, or one of the paper's baselines.",
 )  # fmt: skip
-@option("--split", group="run", help="gpqa: diamond|main|extended; QA sets: test|paper|native.")
+@option(
+    "--split",
+    group="run",
+    help="gpqa: diamond|main|extended; QA sets: test|paper|native; livecodebench: "
+    "test|v1-v4 (the paper's subset: releases v1-v4 dated from 2024-08-01).",
+)
 @option("--limit", type=int, group="run", help="Only the first N items.")
 @option(
     "--data-dir", type=click.Path(path_type=Path), envvar=DATA_DIR_ENV, group="run",

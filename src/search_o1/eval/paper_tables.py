@@ -7,7 +7,9 @@ method, so `reproduce` can print ours beside theirs.
 
 from __future__ import annotations
 
-__all__ = ["METHOD_LABELS", "PAPER", "SPLITS", "TABLES", "paper_cell"]
+__all__ = [
+    "METHOD_LABELS", "PAPER", "PAPER_SIZES", "PAPER_SPLITS", "SPLITS", "TABLES", "paper_cell",
+]  # fmt: skip
 
 # table -> the datasets of its columns (our known names), in the paper's order.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -50,6 +52,22 @@ _TABLE_3 = {
     "rag-agent": "33.6/48.4 62.0/74.0 43.0/55.2 58.4/71.2 13.6/25.5 52.0/64.7",
     "search-o1": "34.0/49.7 63.4/74.1 45.2/57.3 58.0/71.4 16.6/28.2 56.0/67.8",
 }
+
+
+# How many problems the paper's numbers are over, per column ("dataset:label" for a
+# split column): GPQA-diamond's domains; LiveCodeBench's difficulties, as its percentages
+# imply (61.5 = 16/26, 29.7 = 11/37, 20.4 = 10/49); the QA sets, the first 500 lines its
+# preprocessing keeps (Bamboogle has 125).
+PAPER_SIZES: dict[str, int] = {
+    "gpqa": 198, "gpqa:Physics": 86, "gpqa:Chemistry": 93, "gpqa:Biology": 19,
+    "math500": 500, "amc23": 40, "aime24": 30,
+    "livecodebench": 112, "livecodebench:easy": 26, "livecodebench:medium": 37,
+    "livecodebench:hard": 49,
+    "nq": 500, "triviaqa": 500, "hotpotqa": 500, "2wiki": 500, "musique": 500, "bamboogle": 125,
+}  # fmt: skip
+# The split `reproduce` runs where the paper used a subset of our file: LiveCodeBench
+# releases v1-v4 dated from 2024-08-01 (112 problems there, 113 in our file).
+PAPER_SPLITS: dict[str, str] = {"livecodebench": "v1-v4"}
 
 
 def _parse(

@@ -18,7 +18,15 @@ from search_o1.engine import get_method, has_tools_mode
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.eval import runfiles
 from search_o1.eval.datasets import KNOWN, load_dataset, title_of
-from search_o1.eval.paper_tables import METHOD_LABELS, METHODS, SPLITS, TABLES, paper_cell
+from search_o1.eval.paper_tables import (
+    METHOD_LABELS,
+    METHODS,
+    PAPER_SIZES,
+    PAPER_SPLITS,
+    SPLITS,
+    TABLES,
+    paper_cell,
+)
 from search_o1.eval.report import PAPER_COLUMNS
 from search_o1.eval.runner import Progress, RunOptions, run_eval
 from search_o1.eval.sandbox import Limits
@@ -87,7 +95,9 @@ async def _run_cell(
         # Refused by the engine at its first item; the table's other cells still run.
         return CellResult(dataset, method, note="not run: no tools mode (--api-mode tools)")
     try:
-        data = load_dataset(dataset, data_dir=opts.data_dir, limit=opts.limit)
+        # The paper's subset where it used one (LiveCodeBench v1-v4), so the sizes match.
+        split = PAPER_SPLITS.get(dataset)
+        data = load_dataset(dataset, data_dir=opts.data_dir, split=split, limit=opts.limit)
     except InputFileError as e:
         return CellResult(dataset, method, note=f"no data: {e}")
     cell = resolve(settings, dataset=data.name, task=data.task, method=method)
@@ -185,6 +195,12 @@ def _title(column: Column, results: Sequence[CellResult]) -> str:
     return f"{title_of(dataset)}{' ' + short if short else ''} (n={_size(column, results)})"
 
 
+def _paper_size(column: Column) -> str:
+    dataset, label = column
+    size = PAPER_SIZES.get(f"{dataset}:{label}" if label else dataset)
+    return "–" if size is None else str(size)
+
+
 def model_label(settings: Settings) -> str:
     """The model our rows ran, as the settings name it (the paper's rows ran QwQ-32B)."""
     if settings.model:
@@ -205,7 +221,8 @@ def render_matrix(
     methods = list(dict.fromkeys(r.method for r in results))
     by = {(r.dataset, r.method): r for r in results}
     header = ["Method", *(_title(c, results) for c in columns)]
-    rows = []
+    # How many problems each side's numbers are over: ours in the header, the paper's here.
+    rows = [["Problems · paper", *(_paper_size(c) for c in columns)]]
     for m in methods:
         label = f"{OUR_LABELS.get(m, m)} · ours{f' ({model})' if model else ''}"
         cells = [(by[(c[0], m)].metrics, c) for c in columns]
