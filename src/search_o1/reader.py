@@ -110,7 +110,9 @@ class Reader:
     ) -> ReaderResult:
         steps = paper_prev_reasoning(chain) if self.paper else trim_reasoning(chain)
         prompt = self.prompts.reader(
-            task, steps, query, format_documents(documents), page_fields(documents),
+            task, steps, query, self.prompts.documents(
+                task, page_fields(documents), lambda: format_documents(documents)
+            ), page_fields(documents),
         )  # fmt: skip
         if self.cite and not self._templated(task):
             prompt += CITE_INSTRUCTION + "\n"

@@ -17,6 +17,7 @@ from search_o1.engine.options import EngineOptions
 from search_o1.engine.pages import read_pages
 from search_o1.engine.state import ChainState
 from search_o1.errors import BackendError, ConfigError
+from search_o1.prompts.templates import hit_fields, page_fields
 from search_o1.reader import Reader, format_documents, format_hits
 from search_o1.search.base import DocumentSource, Search
 from search_o1.types import Document, Hit, SearchFinished, SearchRecord, SearchStarted
@@ -106,16 +107,24 @@ class QueryAnswerer:
                     documents = tuple(await self.documents.read(query, hits))
             if mode == "raw":
                 state.seen_hits.update({h.url or h.id: h for h in hits})
-                inserted = format_hits(hits)
+                found = hits
+                block = self.options.prompts.results(
+                    state.task, query, hit_fields(found),
+                    lambda: mk.result_block(format_hits(found)),
+                )  # fmt: skip
             elif mode == "documents":
-                inserted = format_documents(documents)
+                read = documents
+                text = self.options.prompts.documents(
+                    state.task, page_fields(read), lambda: format_documents(read)
+                )
+                block = self._block(text, refined=False)
             else:
                 async with state.phase("read"):
                     reader = await self.reader.refine(
                         state.prompt.continuation, query, documents, task=state.task
                     )
                 state.trace.reader_usage += reader.usage
-                inserted = reader.refined
+                block = self._block(reader.refined, refined=True)
         except BackendError as e:
             # Failures are data: recorded, and told to the model, which carries on. A
             # reader that overflows its context lands here too rather than ending the chain.
@@ -135,7 +144,7 @@ class QueryAnswerer:
             hits=hits,
             documents=documents,
             reader=reader,
-            inserted=self._block(inserted, refined=reader is not None),
+            inserted=block,
             latency_s=time.perf_counter() - start,
         )
 

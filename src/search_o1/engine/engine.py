@@ -50,6 +50,8 @@ from search_o1.types import (
 
 __all__ = ["Engine"]
 
+CODE_QUERY_CHARS = 500  # RAG on code: the search is for this much of the problem
+
 
 class Engine:
     """Runs questions through one model, one search backend and a reader.
@@ -159,7 +161,7 @@ class Engine:
             state.task,
             question,
             self.options.limits,
-            None if documents is None else _documents_text(documents),
+            None if documents is None else self._documents_text(state.task, documents),
             self.options.prompts,
             page_fields(documents or ()),
         )
@@ -168,8 +170,17 @@ class Engine:
             write = state.method.tool_opening
         return Prompt((Message("user", write(opening)),))
 
+    def _documents_text(self, task: str, documents: Sequence[Document]) -> str:
+        if not documents:
+            return "(none found)"
+        ours = lambda: format_documents(documents)  # noqa: E731
+        return self.options.prompts.documents(task, page_fields(documents), ours)
+
     async def _rag_documents(self, state: ChainState, question: str) -> tuple[Document, ...]:
-        record = await self.answerer.run_search(state, question, mode="documents")
+        # The paper's RAG script searches for a code problem's first 500 characters (a
+        # whole statement is no query a search engine takes).
+        query = question[:CODE_QUERY_CHARS] if state.task == "code" else question
+        record = await self.answerer.run_search(state, query, mode="documents")
         state.trace.steps.append(Step(0, "", Completion("", "stop"), record))
         return record.documents
 
@@ -195,6 +206,3 @@ class Engine:
     ) -> None:
         await self.aclose()
 
-
-def _documents_text(documents: Sequence[Document]) -> str:
-    return format_documents(documents) if documents else "(none found)"

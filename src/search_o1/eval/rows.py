@@ -179,7 +179,8 @@ def parse_row(
     question = _get(row, fields, "question", _QUESTION_FIELDS)
     if not isinstance(question, str) or not question.strip():
         raise RowError("no question text")
-    question = question.strip()
+    # Kept as the dataset holds it (surrounding whitespace too): prompt templates get it
+    # verbatim, as the paper's scripts pass it; our built-in prompts strip it themselves.
     if task == "choice":
         question, gold, meta = _choice(row, fields, item_id, question, seed)
     elif task == "math":

@@ -11,18 +11,21 @@ then `<slot>.jinja`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from search_o1 import prompts as builtin
 from search_o1.errors import ConfigError
+from search_o1.markers import neutralise
 from search_o1.prompts.tools import search_o1_tools_instruction
 from search_o1.tasks import TASKS
-from search_o1.types import Document
+from search_o1.types import Document, Hit
 
-__all__ = ["NOTICES", "SLOTS", "PromptSet", "load_prompts", "page_fields"]
+__all__ = ["NOTICES", "SLOTS", "PageRecord", "PromptSet", "hit_fields", "load_prompts",
+           "page_fields"]  # fmt: skip
 
 # slot -> the variables its template receives (besides `task`, given to every slot).
 SLOTS: dict[str, tuple[str, ...]] = {
@@ -32,6 +35,8 @@ SLOTS: dict[str, tuple[str, ...]] = {
     "task": ("question",),
     "rag": ("question", "documents", "pages"),
     "reader": ("previous_reasoning", "query", "documents", "pages"),
+    "documents": ("pages",),
+    "results": ("query", "hits"),
     "notice.limit": ("query", "max_searches"),
     "notice.repeat": ("query",),
     "notice.empty": (),
@@ -53,19 +58,39 @@ NOTICES: dict[str, str] = {
 }
 
 
+class PageRecord(dict[str, Any]):
+    """One document for templates: its keys are the paper's document fields in the
+    paper's order (`id`, `title`, `url`, `site_name`, `date`, `snippet`, `context`), so
+    `{{ page | json(indent=2) }}` writes what the paper's scripts write; `text` is
+    `context` under our older name."""
+
+    @property
+    def text(self) -> str:
+        return str(self["context"])
+
+
+def _record(i: int, hit: Hit, context: str) -> PageRecord:
+    # Our search backends report no site name (Bing's `siteName`): it stays empty.
+    return PageRecord(
+        id=i, title=hit.title, url=hit.url or "", site_name="", date=hit.date or "",
+        snippet=hit.snippet, context=context,
+    )  # fmt: skip
+
+
 def page_fields(documents: Sequence[Document]) -> list[dict[str, Any]]:
     """The documents as plain values for templates that lay them out themselves."""
-    return [
-        {
-            "id": i,
-            "title": d.hit.title,
-            "url": d.hit.url or "",
-            "snippet": d.hit.snippet,
-            "text": d.text,
-            "date": d.hit.date or "",
-        }
-        for i, d in enumerate(documents, 1)
-    ]
+    return [_record(i, d.hit, d.text) for i, d in enumerate(documents, 1)]
+
+
+def hit_fields(hits: Sequence[Hit]) -> list[dict[str, Any]]:
+    """Raw search results as records (no page read: `context` is empty, as the paper's)."""
+    return [_record(i, h, "") for i, h in enumerate(hits, 1)]
+
+
+def _json(value: Any, indent: int | None = None) -> str:
+    """The `json` filter: JSON as Python's json.dumps writes it with non-ASCII kept and
+    keys in their order (Jinja's `tojson` sorts keys and escapes HTML characters)."""
+    return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
 @dataclass(frozen=True)
@@ -121,6 +146,22 @@ class PromptSet:
         out = self._render("reader", task, values)
         return builtin.reader_prompt(previous_reasoning, query, documents) if out is None else out
 
+    def documents(self, task: str, pages: list[dict[str, Any]], ours: Callable[[], str]) -> str:
+        """The documents' text in a prompt (`documents` of reader and rag): the
+        template's, marker strings defused, or ours."""
+        out = self._render("documents", task, {"pages": pages})
+        return ours() if out is None else neutralise(out)
+
+    def results(
+        self, task: str, query: str, hits: list[dict[str, Any]], ours: Callable[[], str]
+    ) -> str:
+        """The whole block (markers included) inserted for rag-agent's raw search results:
+        the template's, marker strings inside the results defused, or ours."""
+        safe = [PageRecord({k: neutralise(v) if isinstance(v, str) else v
+                            for k, v in h.items()}) for h in hits]  # fmt: skip
+        out = self._render("results", task, {"query": query, "hits": safe})
+        return ours() if out is None else out
+
     def notice(self, kind: str, task: str, **values: Any) -> str:
         """The text of a notice ("limit", "repeat", "empty"), without the result markers."""
         slot = f"notice.{kind}"
@@ -152,6 +193,7 @@ def load_prompts(folder: str | Path) -> PromptSet:
         raise ConfigError(f"--prompts: {path} is not a folder")
     # StrictUndefined: a misspelt variable is an error, not an empty string in a prompt.
     env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
+    env.filters["json"] = _json
     templates: dict[str, Any] = {}
     for file in sorted(path.glob("*.jinja")):
         _slot_of(file.stem)
