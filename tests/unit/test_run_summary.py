@@ -45,3 +45,16 @@ def test_each_breakdown_is_its_own_table_with_counts_and_percentages() -> None:
     assert "\n## By type\n\n| type | n | EM | F1 | Acc |\n|---|---|---|---|---|\n" in summary
     assert "| bridge | 2 | 50.0 | 50.0 | 50.0 |" in summary
     assert "| comparison | 1 | 100.0 | 100.0 | 100.0 |" in summary
+
+
+def test_backoff_replaces_an_invalid_answer_only_with_a_valid_one() -> None:
+    from search_o1.eval.scoring import backoff_choice
+
+    def rec(i: str, valid: float, em: float) -> dict[str, object]:
+        return {"id": i, "metrics": {"valid": valid, "em": em}}
+
+    ours = [rec("a", 0.0, 0.0), rec("b", 0.0, 0.0), rec("c", 1.0, 0.0)]
+    direct = {"a": rec("a", 1.0, 1.0), "b": rec("b", 0.0, 1.0), "c": rec("c", 1.0, 1.0)}
+    chosen, replaced = backoff_choice(ours, direct)  # type: ignore[arg-type]
+    # a: invalid, direct valid -> taken; b: direct invalid too -> kept; c: valid -> kept.
+    assert replaced == 1 and [r["metrics"]["em"] for r in chosen] == [1.0, 0.0, 0.0]  # type: ignore[index]
