@@ -205,4 +205,3 @@ class Engine:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
