@@ -24,8 +24,9 @@ from search_o1.errors import ConfigError
 from search_o1.llm.base import LLM
 from search_o1.pipeline import Pipeline
 from search_o1.search.base import Search
+from search_o1.sources import answer_sources
 from search_o1.tasks import TaskKind
-from search_o1.types import EventSink, FinishReason, Trace
+from search_o1.types import EventSink, FinishReason, Source, Trace
 
 __all__ = ["Answer", "aask", "ask"]
 
@@ -44,6 +45,11 @@ class Answer:
     def of(cls, trace: Trace) -> Answer:
         reason = trace.finish_reason or FinishReason.ERROR
         return cls(trace.answer, reason, tuple(s.query for s in trace.searches), trace)
+
+    @property
+    def sources(self) -> list[Source]:
+        """The answer's numbered sources (see `search_o1.sources`)."""
+        return answer_sources(self.trace)
 
     def __str__(self) -> str:
         return self.text if self.text is not None else f"(no answer: {self.finish_reason})"

@@ -56,7 +56,8 @@ def test_the_public_names_are_these() -> None:
             *("MissingExtraError", "Opening", "Pipeline", "Prompt", "QueueFull"),
             *("ReaderOptions", "ReaderResult", "ReplayMissError", "Sampling", "ScriptedLLM"),
             *("Search", "SearchFactory", "SearchFinished", "SearchO1Error", "SearchOptions"),
-            *("SearchRecord", "SearchStarted", "Settings", "Step", "TextDelta", "Trace"),
+            *("SearchRecord", "SearchStarted", "Settings", "Source", "Step", "TextDelta"),
+            "Trace",
             *("Usage", "aask", "ask", "build_llm", "build_search", "engine_options"),
             *("extract_answer", "extract_boxed", "extract_code", "get_method"),
             *("load_settings", "markers", "open_cache", "open_pipeline", "register_backend"),
@@ -77,6 +78,13 @@ def test_ask_answers_with_ready_objects_and_keyword_settings() -> None:
     assert "Jeunet" in answer.trace.searches[0].reader.refined
     assert [r.role for r in model.requests] == ["main", "reader", "main"]
     assert model.requests[0].prompt.continuation == ""  # a given model is not forced to search
+    [source] = answer.sources  # the reader marked nothing: its search's one document
+    assert (source.n, source.id, source.title, source.query) == (
+        1,
+        "a",
+        "Amélie",
+        "Amélie director",
+    )
 
 
 def test_ask_refuses_a_bad_setting_and_runs_no_model() -> None:
