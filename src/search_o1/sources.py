@@ -28,6 +28,7 @@ __all__ = [
     "answer_sources",
     "cited_numbers",
     "record_provenance",
+    "renumbered_facts",
     "search_sources",
     "split_facts",
     "supporting_sentence",
@@ -196,6 +197,32 @@ def _numbered(found: Iterable[tuple[Provenance, str]]) -> list[Source]:
 def search_sources(record: SearchRecord) -> list[Source]:
     """The numbered sources of one search's result."""
     return _numbered((prov, record.query) for prov in record_provenance(record))
+
+
+def renumbered_facts(record: SearchRecord, sources: Sequence[Source]) -> str:
+    """The reader's facts with each mark naming its source's number in `sources` (the
+    reader numbered the documents of its prompt, of which the sources are a part).
+
+    Marks only mean something where they were asked for; elsewhere the text is as it was.
+    """
+    reader = record.reader
+    if reader is None or not _marks_requested(record):
+        return reader.refined if reader is not None else ""
+    by_key = {s.url or s.id: s.n for s in sources}
+    docs = record.documents
+
+    def number(n: int) -> int | None:
+        if not 1 <= n <= len(docs):
+            return None
+        hit = docs[n - 1].hit
+        return by_key.get(hit.url or hit.id)
+
+    def replace(match: re.Match[str]) -> str:
+        found = [number(int(p)) for p in match.group(1).split(",")]
+        kept = sorted({n for n in found if n is not None})
+        return f"[{', '.join(map(str, kept))}]" if kept else ""
+
+    return _MARK.sub(replace, reader.refined)
 
 
 def answer_sources(trace: Trace | Sequence[SearchRecord]) -> list[Source]:

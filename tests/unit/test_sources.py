@@ -14,6 +14,7 @@ from search_o1.sources import (
     CITE_INSTRUCTION,
     answer_sources,
     record_provenance,
+    renumbered_facts,
     search_sources,
 )
 from search_o1.types import Document, Hit, ReaderResult, SearchRecord
@@ -121,3 +122,14 @@ async def test_our_reader_is_asked_for_marks_and_the_papers_is_not() -> None:
     # Every document of each search: the bridge and the town of bridges, then Orla Venn
     # (and the bridge again, numbered once).
     assert [s.id for s in answer_sources(trace)] == ["b1", "x1", "p1"]
+
+
+def test_a_searchs_facts_name_their_sources_numbers() -> None:
+    rec = record("Lucca is in Tuscany [3]. Tosca is an opera by Puccini [1, 9].")
+    found = search_sources(rec)
+    assert [(s.n, s.id) for s in found] == [(1, "d1"), (2, "d3")]
+    assert renumbered_facts(rec, found) == (
+        "Lucca is in Tuscany [2]. Tosca is an opera by Puccini [1]."
+    )
+    unasked = record("Lucca is in Tuscany [3].", cite=False)
+    assert renumbered_facts(unasked, search_sources(unasked)) == "Lucca is in Tuscany [3]."

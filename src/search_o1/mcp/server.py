@@ -24,7 +24,7 @@ from search_o1.config import Settings
 from search_o1.engine import Engine, method_names
 from search_o1.errors import SearchO1Error
 from search_o1.mcp.models import AskResult, HitOut, RetrieveResult, SearchResult, SourceOut
-from search_o1.sources import answer_sources, search_sources
+from search_o1.sources import answer_sources, renumbered_facts, search_sources
 from search_o1.tasks import TASKS, TaskKind
 from search_o1.types import Event, SearchFinished, SearchRecord, SearchStarted
 
@@ -168,8 +168,13 @@ class _Tools:
         except SearchO1Error as e:
             raise ToolError(str(e)) from None
         record = SearchRecord(query, "searched", hits, documents, reader)
-        sources = [SourceOut.of(s) for s in search_sources(record)]
-        return SearchResult(query=query, facts=reader.refined, found=reader.found, sources=sources)
+        found = search_sources(record)
+        return SearchResult(
+            query=query,
+            facts=renumbered_facts(record, found),
+            found=reader.found,
+            sources=[SourceOut.of(s) for s in found],
+        )
 
     async def retrieve(self, query: str, k: int) -> RetrieveResult:
         backend = self.engine().search
