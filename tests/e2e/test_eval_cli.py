@@ -143,8 +143,11 @@ def test_math_known_names_under_data_dir(tmp_path: Path) -> None:
     assert m["breakdowns"]["subject"]["Algebra"]["math_equal"] == 0.5
     assert m["breakdowns"]["level"]["2"]["math_verify"] == 0.5
     assert a["overall"] == {
-        "math_equal": 0.0, "math_verify": 1.0, "valid": 1.0, "valid_lenient": 1.0,
-    }  # fmt: skip
+        "math_equal": 0.0,
+        "math_verify": 1.0,
+        "valid": 1.0,
+        "valid_lenient": 1.0,
+    }
     summary = (tmp_path / "m" / "summary.md").read_text()
     assert "the paper's tables use: math_equal" in summary
 

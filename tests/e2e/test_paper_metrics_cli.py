@@ -53,13 +53,35 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> None:
 
 def _eval(url: str, cwd: Path, dataset: str) -> None:
     done = subprocess.run(
-        [str(EXE), "eval", "--dataset", dataset, "--data-dir", "data", "--out", dataset,
-         "--method", "direct", "--profile", "paper", "--paper-model", "other",
-         "--base-url", url, "--model", "fake-model", "--chat-template", "chatml",
-         "--no-progress"],
-        capture_output=True, text=True, cwd=cwd, timeout=300,
+        [
+            str(EXE),
+            "eval",
+            "--dataset",
+            dataset,
+            "--data-dir",
+            "data",
+            "--out",
+            dataset,
+            "--method",
+            "direct",
+            "--profile",
+            "paper",
+            "--paper-model",
+            "other",
+            "--base-url",
+            url,
+            "--model",
+            "fake-model",
+            "--chat-template",
+            "chatml",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
         env={**os.environ, "SEARCH_O1_INDEX_CACHE": str(cwd / "idx")},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
 
 

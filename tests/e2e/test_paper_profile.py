@@ -115,8 +115,19 @@ def test_per_call_max_tokens_follow_the_dataset(
     assert [b["max_tokens"] for b in model.completion_requests] == [32768]
     assert config["settings"]["repetition_penalty"] == 1.0
     model.requests.clear()
-    run(model, site, tmp_path / "r", "--dataset", "nq", "--method", "search-o1",
-        "--profile", "paper", "--paper-model", "other")  # fmt: skip
+    run(
+        model,
+        site,
+        tmp_path / "r",
+        "--dataset",
+        "nq",
+        "--method",
+        "search-o1",
+        "--profile",
+        "paper",
+        "--paper-model",
+        "other",
+    )
     assert {b["max_tokens"] for b in model.completion_requests} == {8192}
 
 

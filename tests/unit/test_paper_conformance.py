@@ -21,8 +21,14 @@ from search_o1.steps import paper_prev_reasoning
 
 CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 # The conformance files' dataset names -> ours (GPQA's items there are synthetic).
-DATASETS = {"math500": "math500", "aime24": "aime24", "amc23": "amc23", "nq": "nq",
-            "bamboogle": "bamboogle", "gpqa": "gpqa"}  # fmt: skip
+DATASETS = {
+    "math500": "math500",
+    "aime24": "aime24",
+    "amc23": "amc23",
+    "nq": "nq",
+    "bamboogle": "bamboogle",
+    "gpqa": "gpqa",
+}
 
 
 def records(name: str) -> list[dict[str, Any]]:
@@ -48,9 +54,12 @@ async def _ours(record: dict[str, Any]) -> dict[str, Any]:
     item = parse_row(_row(record), spec.task, index=0, seed=0, fields={})
     output = record["output"]
     scores, fields = await score_item(
-        item, extract_answer(output, spec.task), spec.task, output=output,
+        item,
+        extract_answer(output, spec.task),
+        spec.task,
+        output=output,
         integer_answers=spec.integer_answers,
-    )  # fmt: skip
+    )
     answer = fields["paper_answer"]
     valid = answer != ""
     return {

@@ -25,10 +25,16 @@ def test_doctests() -> None:
     [
         ("a, b = map(int, input().split())\nprint(a + b)", True),
         # A final main guard is unwrapped; one that is not last never runs.
-        ("def main():\n    print(sum(map(int, input().split())))\n"
-         "if __name__ == '__main__':\n    main()", True),
-        ("def main():\n    print(sum(map(int, input().split())))\n"
-         "if __name__ == '__main__':\n    main()\nx = 1", False),
+        (
+            "def main():\n    print(sum(map(int, input().split())))\n"
+            "if __name__ == '__main__':\n    main()",
+            True,
+        ),
+        (
+            "def main():\n    print(sum(map(int, input().split())))\n"
+            "if __name__ == '__main__':\n    main()\nx = 1",
+            False,
+        ),
         ("import sys\ninput = sys.stdin.readline\nprint(sum(map(int, input().split())))", True),
         ("import sys\nprint(sum(map(int, sys.stdin.read().split())))", True),
         # The judge's sys.stdin is a StringIO: no .buffer.
@@ -43,7 +49,7 @@ def test_doctests() -> None:
         ("class Solution:\n    def add(self, a, b):\n        return a + b", False),
         ("print(", False),
     ],
-)  # fmt: skip
+)
 def test_programs_pass_or_fail_as_under_the_paper_judge(program: str, passed: bool) -> None:
     result = judge_program(program, ADD)
     assert result.passed is passed, [t.detail for t in result.tests]

@@ -22,9 +22,13 @@ from search_o1.types import Hit
 Q, EQ = mk.BEGIN_QUERY, mk.END_QUERY
 QUESTION = "  Which city is the capital of France?  "  # as a dataset may hold it
 HIT = Hit(
-    "1", "Paris – Wikipédia", url="http://wiki.test/Paris", snippet="Paris is the capital",
-    text="Paris is the capital and largest city of France.", date="2024-05-01",
-)  # fmt: skip
+    "1",
+    "Paris – Wikipédia",
+    url="http://wiki.test/Paris",
+    snippet="Paris is the capital",
+    text="Paris is the capital and largest city of France.",
+    date="2024-05-01",
+)
 TEMPLATES = {
     "search_o1.jinja": "INSTRUCTION. Search at most {{ max_searches }} times.\n\n",
     "rag_agent.jinja": "AGENT INSTRUCTION: {{ max_searches }} searches, {{ max_urls }} pages.\n\n",
@@ -49,17 +53,24 @@ def _options(tmp_path: Path) -> EngineOptions:
     for name, text in TEMPLATES.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     return EngineOptions(
-        limits=ChainLimits(max_searches=5), prompts=load_prompts(tmp_path),
-        reader=ReaderOptions(one_line=True, paper=True), repeated_query="notice",
-    )  # fmt: skip
+        limits=ChainLimits(max_searches=5),
+        prompts=load_prompts(tmp_path),
+        reader=ReaderOptions(one_line=True, paper=True),
+        repeated_query="notice",
+    )
 
 
 def _doc(context: str) -> dict[str, object]:
     """A document as the paper's scripts build it: these keys, in this order."""
     return {
-        "id": 1, "title": HIT.title, "url": HIT.url, "site_name": "", "date": HIT.date,
-        "snippet": HIT.snippet, "context": context,
-    }  # fmt: skip
+        "id": 1,
+        "title": HIT.title,
+        "url": HIT.url,
+        "site_name": "",
+        "date": HIT.date,
+        "snippet": HIT.snippet,
+        "context": context,
+    }
 
 
 async def test_search_o1_and_reader_prompts_are_the_papers_assembly(tmp_path: Path) -> None:

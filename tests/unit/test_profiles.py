@@ -54,8 +54,12 @@ def test_paper_baselines_send_32768_tokens_for_any_model_and_set() -> None:
     for model in ("qwq", "other"):
         for dataset, task in (("nq", "qa"), ("math500", "math"), ("gpqa", "choice")):
             for method in ("direct", "rag"):
-                s = resolve(settings(profile="paper", paper_model=model), dataset=dataset,
-                            task=task, method=method)  # fmt: skip
+                s = resolve(
+                    settings(profile="paper", paper_model=model),
+                    dataset=dataset,
+                    task=task,
+                    method=method,
+                )
                 assert s.max_call_tokens == 32768, (model, dataset, method)
     # search-o1 and rag-agent keep the per-dataset values; ours keeps them for all.
     s = resolve(settings(profile="paper"), dataset="nq", task="qa", method="search-o1")
@@ -73,3 +77,8 @@ def test_rag_agent_has_ten_turns_everywhere_and_paper_never_forces_a_search() ->
     assert engine_options(settings(backend="embedded")).force_search is True
     forced = settings(profile="paper", backend="embedded", force_search=True)
     assert engine_options(forced).force_search is True
+
+
+def test_the_paper_profile_reader_uses_the_papers_steps_and_parse() -> None:
+    assert engine_options(settings(profile="paper")).reader.paper is True
+    assert engine_options(settings()).reader.paper is False

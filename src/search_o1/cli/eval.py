@@ -71,7 +71,14 @@ def _known_table() -> str:
     "--backoff", type=click.Path(path_type=Path, exists=True, file_okay=False), group="run",
     help="A direct run of the same dataset: invalid answers take its answer (own column).",
 )  # fmt: skip
-@option("--sandbox-timeout", type=float, default=6.0, group="run", help="Seconds per code test.")
+@option(
+    "--sandbox-timeout",
+    type=float,
+    default=6.0,
+    group="run",
+    help="Seconds per code test of our harness (pass@1_lenient); the paper's judge (pass@1) "
+    "gives each test 10.",
+)
 @option("--sandbox-memory-mb", type=int, default=2048, group="run", help="Memory per code test.")
 @option(
     UNSAFE_FLAG, "unsafe_sandbox", is_flag=True, group="run",

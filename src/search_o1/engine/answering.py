@@ -109,9 +109,11 @@ class QueryAnswerer:
                 state.seen_hits.update({h.url or h.id: h for h in hits})
                 found = hits
                 block = self.options.prompts.results(
-                    state.task, query, hit_fields(found),
+                    state.task,
+                    query,
+                    hit_fields(found),
                     lambda: mk.result_block(format_hits(found)),
-                )  # fmt: skip
+                )
             elif mode == "documents":
                 read = documents
                 text = self.options.prompts.documents(

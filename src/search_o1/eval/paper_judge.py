@@ -46,23 +46,20 @@ __all__ = [
 
 JUDGE_TIMEOUT_S = 10.0  # the paper's `timeout=10`, per test
 JUDGE_LIMITS = Limits(timeout_s=JUDGE_TIMEOUT_S)
+# The modules of the judge's header, in its order (star-imported, then imported).
 _MODULES = (
-    "string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math",
-    "random", "statistics", "itertools", "functools", "operator", "io", "sys", "json",
-    "builtins", "typing",
-)  # fmt: skip
+    "string re datetime collections heapq bisect copy math random statistics itertools "
+    "functools operator io sys json builtins typing"
+)
 # What the judge's reliability guard sets to None before the program is loaded.
 _DISABLED = {
-    "os": (
-        "kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid",
-        "fork", "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink",
-        "fchmod", "fchown", "chmod", "chown", "chroot", "lchflags", "lchmod", "lchown",
-        "getcwd", "chdir",
-    ),
-    "shutil": ("rmtree", "move", "chown"),
-    "subprocess": ("Popen",),
-    "builtins": ("exit", "quit", "help"),
-}  # fmt: skip
+    "os": "kill system putenv remove removedirs rmdir fchdir setuid fork forkpty killpg "
+    "rename renames truncate replace unlink fchmod fchown chmod chown chroot lchflags "
+    "lchmod lchown getcwd chdir",
+    "shutil": "rmtree move chown",
+    "subprocess": "Popen",
+    "builtins": "exit quit help",
+}
 
 # Runs first in the sandbox: keep the input, then make the process look like the
 # judge's worker (stdin is /dev/null; the real stdout is not judged), then the guard.
@@ -76,7 +73,7 @@ _judge_os.dup2(_judge_os.open(_judge_os.devnull, _judge_os.O_WRONLY), 1)
 _judge_write = _judge_os.write
 _judge_os.environ["OMP_NUM_THREADS"] = "1"
 for _judge_module, _judge_names in {disabled!r}.items():
-    for _judge_name in _judge_names:
+    for _judge_name in _judge_names.split():
         setattr(__import__(_judge_module), _judge_name, None)
 for _judge_module in ("ipdb", "joblib", "resource", "psutil"):
     _judge_sys.modules[_judge_module] = None
@@ -147,8 +144,9 @@ def _wrapped(program: str) -> str:
 
 def judge_script(program: str) -> str:
     """The whole script the sandbox runs for one test of `program`."""
-    header = "".join(f"from {m} import *\n" for m in _MODULES)
-    header += "".join(f"import {m}\n" for m in _MODULES if m not in ("builtins", "typing"))
+    modules = _MODULES.split()
+    header = "".join(f"from {m} import *\n" for m in modules)
+    header += "".join(f"import {m}\n" for m in modules if m not in ("builtins", "typing"))
     header += "sys.setrecursionlimit(6*10**5)\n"
     setup = _SETUP.format(disabled=_DISABLED)
     return setup + header + _wrapped(_unwrap_main(program)) + _CALL

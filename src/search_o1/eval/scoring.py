@@ -22,15 +22,14 @@ from search_o1.eval.sandbox import DEFAULT_LIMITS, CodeResult, Limits, TestCase,
 # Each task's columns in metrics.json: the paper's (computed as its scripts do, from the
 # whole output) first, then ours from the lenient answer (`*_lenient`, `math_verify`).
 # Each item's record holds every paper score (`em`, `acc`, `f1`, `math_equal`, `valid`).
+_QA_COLUMNS = ("em", "f1", "acc", "valid", "em_lenient", "f1_lenient", "acc_lenient")
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "qa": ("em", "f1", "acc", "valid", "em_lenient", "f1_lenient", "acc_lenient", "valid_lenient"),
-    "multihop": (
-        "em", "f1", "acc", "valid", "em_lenient", "f1_lenient", "acc_lenient", "valid_lenient",
-    ),
+    "qa": (*_QA_COLUMNS, "valid_lenient"),
+    "multihop": (*_QA_COLUMNS, "valid_lenient"),
     "math": ("math_equal", "math_verify", "valid", "valid_lenient"),
     "choice": ("em", "acc_lenient", "valid", "valid_lenient"),
     "code": ("pass@1", "pass@1_lenient", "valid", "valid_lenient"),
-}  # fmt: skip
+}
 # Which item fields split the results, per task (the paper's per-domain columns and more).
 GROUPS: dict[str, tuple[str, ...]] = {
     "choice": ("domain",),
@@ -113,9 +112,11 @@ async def score_item(
     """
     if task == "code":
         return await score_code(output, prediction, item, limits)
-    golds = item.gold if task in ("qa", "multihop") else (
-        paper_gold(item.gold[0], integer=integer_answers),
-    )  # fmt: skip
+    golds = (
+        item.gold
+        if task in ("qa", "multihop")
+        else (paper_gold(item.gold[0], integer=integer_answers),)
+    )
     paper, answer = paper_scores(output, golds, MODES[task])
     ours = lenient_scores(prediction, item, task, integer_answers=integer_answers)
     return paper | ours, {"paper_answer": answer}

@@ -24,8 +24,15 @@ from search_o1.prompts.tools import search_o1_tools_instruction
 from search_o1.tasks import TASKS
 from search_o1.types import Document, Hit
 
-__all__ = ["NOTICES", "SLOTS", "PageRecord", "PromptSet", "hit_fields", "load_prompts",
-           "page_fields"]  # fmt: skip
+__all__ = [
+    "NOTICES",
+    "SLOTS",
+    "PageRecord",
+    "PromptSet",
+    "hit_fields",
+    "load_prompts",
+    "page_fields",
+]
 
 # slot -> the variables its template receives (besides `task`, given to every slot).
 SLOTS: dict[str, tuple[str, ...]] = {
@@ -72,9 +79,14 @@ class PageRecord(dict[str, Any]):
 def _record(i: int, hit: Hit, context: str) -> PageRecord:
     # Our search backends report no site name (Bing's `siteName`): it stays empty.
     return PageRecord(
-        id=i, title=hit.title, url=hit.url or "", site_name="", date=hit.date or "",
-        snippet=hit.snippet, context=context,
-    )  # fmt: skip
+        id=i,
+        title=hit.title,
+        url=hit.url or "",
+        site_name="",
+        date=hit.date or "",
+        snippet=hit.snippet,
+        context=context,
+    )
 
 
 def page_fields(documents: Sequence[Document]) -> list[dict[str, Any]]:
@@ -157,8 +169,10 @@ class PromptSet:
     ) -> str:
         """The whole block (markers included) inserted for rag-agent's raw search results:
         the template's, marker strings inside the results defused, or ours."""
-        safe = [PageRecord({k: neutralise(v) if isinstance(v, str) else v
-                            for k, v in h.items()}) for h in hits]  # fmt: skip
+        safe = [
+            PageRecord({k: neutralise(v) if isinstance(v, str) else v for k, v in h.items()})
+            for h in hits
+        ]
         out = self._render("results", task, {"query": query, "hits": safe})
         return ours() if out is None else out
 
