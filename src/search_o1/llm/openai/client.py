@@ -31,6 +31,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
@@ -38,9 +39,9 @@ import httpx
 from search_o1._http import RetryPolicy
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
-from search_o1.llm._reasoning import join_reply
+from search_o1.llm._reasoning import ChainJoiner, join_reply, thinking_open
 from search_o1.llm.base import CompletionRequest, normalise_stop
-from search_o1.llm.openai import errors, responses, wire
+from search_o1.llm.openai import errors, ollama, responses, wire
 from search_o1.llm.openai.connection import Connection
 from search_o1.llm.openai.continuation import Continuation
 from search_o1.llm.openai.discovery import Discovery, one_url, root
@@ -209,6 +210,9 @@ class OpenAILLM:
         info = await self._discovery.info()
         plan = self._route.plan(info, request)
         url, sent = await self._route.target(request, plan, self.render)
+        native = info.kind == "ollama"
+        if native:
+            url = ollama.endpoint(root(self.base_url), url)
         kept = Kept() if isinstance(sent, str) else None
         stream = self.stream or on_text is not None
 
@@ -216,16 +220,21 @@ class OpenAILLM:
             asked, text = request, sent
             if kept is not None and isinstance(sent, str):
                 asked, text = kept.resume(request, sent)
+            model, context = self.model, self._discovery.configured_context
+            if native:
+                return ollama.body(asked, model=model, prompt=text, stream=stream, context=context)
             extras = self._fields.extras
-            model = self.model
             out = wire.build_body(
                 asked, model=model, prompt=text, stream=stream, kind=info.kind, extras=extras
             )
             out = out | plan.fields if plan is not None and extras else out
             return self._fields.apply(out, kind=info.kind)
 
-        thinking = plan.thinking if plan is not None else False
-        reply = await self._complete_request(url, body, on_text, (thinking, request.stop), kept)
+        # A raw prompt may end inside the thinking too (a template that opens it): a
+        # server that still splits the thinking off must not open it a second time.
+        thinking = plan.thinking if plan is not None else thinking_open(str(sent))
+        reading = _Reading(thinking, request.stop, native)
+        reply = await self._complete_request(url, body, on_text, reading, kept)
         _require_visible_thinking(url, reply, request)
         content = reply.text
         if plan is not None and not stream and info.kind != "vllm":
@@ -304,12 +313,11 @@ class OpenAILLM:
         url: str,
         body: Callable[[], dict[str, Any]],
         on_text: TextSink | None,
-        chain: tuple[bool, Sequence[str]] = (False, ()),
+        reading: _Reading,
         kept: Kept | None = None,
     ) -> wire.Reply:
         """POST a completion with retries; `kept` (raw prompts) collects the text of
-        streams cut off midway, and the next attempt continues after it. `chain`:
-        whether the chain is inside its thinking, and the stop strings that end it."""
+        streams cut off midway, and the next attempt continues after it."""
         shown: list[str] = []
 
         def sink(piece: str) -> None:
@@ -319,7 +327,7 @@ class OpenAILLM:
 
         async def attempt() -> wire.Reply:
             try:
-                reply = await self._post_once(url, body(), sink, chain)
+                reply = await self._post_once(url, body(), sink, reading)
             except StreamCut as cut:
                 if kept is not None:
                     kept.add(cut)
@@ -334,28 +342,55 @@ class OpenAILLM:
         return await self.retry.call(attempt, what=url)
 
     async def _post_once(
-        self, url: str, body: dict[str, Any], on_text: TextSink, chain: tuple[bool, Sequence[str]]
+        self, url: str, body: dict[str, Any], on_text: TextSink, reading: _Reading
     ) -> wire.Reply:
         """One request. A stream is read until its end or a stop string (`read_stream`);
         leaving this block unread closes the connection, which tells the server to stop
         generating (vLLM, SGLang and llama.cpp abort a request whose client went away)."""
-        thinking, stops = chain
+        thinking, stops = reading.thinking, reading.stops
         conn = self._connection
         async with conn.deadline(url), conn.open(url, body) as response:
             if response.status_code != 200:
                 await response.aread()
                 raise conn.http_error(url, response, self.model)
-            if is_streamed(body, response):
+            if reading.streamed(body, response):
                 stall = conn.stall_timeout_s
+                joiner = ChainJoiner(thinking)
+                state = ollama.StreamState(joiner) if reading.native else None
+                decoder = ollama.NdjsonDecoder() if reading.native else None
                 return await read_stream(
-                    url, response, on_text, stall_s=stall, thinking=thinking, stops=stops
+                    url,
+                    response,
+                    on_text,
+                    stall_s=stall,
+                    thinking=thinking,
+                    state=state,
+                    stops=stops,
+                    decoder=decoder,
                 )
-            reply = await read_whole(url, response, wire.parse_reply)
+            parse = ollama.parse_reply if reading.native else wire.parse_reply
+            reply = await read_whole(url, response, parse)
             if body.get("stream"):  # a server that ignored `stream`: show it at once
                 watch = StopWatch(stops, on_text)
                 watch.feed(join_reply(thinking, reply.reasoning, reply.text))
                 watch.flush()
             return reply
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How one text request's reply is read: whether the chain is inside its thinking,
+    the stop strings that end it, and whether it is Ollama's native wire (NDJSON)."""
+
+    thinking: bool
+    stops: Sequence[str]
+    native: bool = False
+
+    def streamed(self, body: dict[str, Any], response: httpx.Response) -> bool:
+        if self.native:
+            ctype = response.headers.get("content-type", "")
+            return bool(body.get("stream")) and "ndjson" in ctype
+        return is_streamed(body, response)
 
 
 def _require_visible_thinking(url: str, reply: wire.Reply, request: CompletionRequest) -> None:

@@ -30,6 +30,8 @@ CHAT_CONTINUATION: Mapping[str, Continuation | None] = {
     "llamacpp": "prefill",
     "openrouter": "prefill",
     "deepseek": "prefix",
+    # Ollama continues a chain by its native raw generate, which every server has.
+    "ollama": "raw",
     "openai": None,
     "anthropic": None,
     "gemini": None,

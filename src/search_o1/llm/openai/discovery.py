@@ -7,15 +7,18 @@ failure at worst loses a hint, where the client owns the requests that must succ
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx
 
 from search_o1.errors import BackendError
-from search_o1.llm.openai import errors, wire
+from search_o1.llm.openai import errors, ollama, wire
 from search_o1.llm.openai.connection import Connection
+
+log = logging.getLogger(__name__)
 
 
 def one_url(base_url: str | Sequence[str]) -> str:
@@ -74,18 +77,51 @@ class Discovery:
         # Concurrent first requests ask the server once, not once each.
         self._lock = asyncio.Lock()
 
+    @property
+    def configured_context(self) -> int | None:
+        """The context window the user configured, if any."""
+        return self._configured_context
+
     async def info(self) -> wire.ServerInfo:
-        """GET /v1/models once: the server kind, a default model id, maybe the context."""
+        """GET /v1/models once: the server kind, a default model id, maybe the context.
+        A server that does not say what it is may be Ollama (`/api/version`)."""
         if self._info is not None:
             return self._info
         async with self._lock:
             if self._info is None:
                 url = self._connection.base_url + "/models"
                 info = await self._connection.retry.call(lambda: self._fetch(url), what=url)
+                if info.kind == "unknown":
+                    info = await self._ollama(info)
                 if self.model is None:
                     self.model = _default_model(info)
                 self._info = info
         return self._info
+
+    async def _ollama(self, info: wire.ServerInfo) -> wire.ServerInfo:
+        """`info` as Ollama's when the server answers `/api/version` (its `/v1/models`
+        says `owned_by` the model's namespace, e.g. "library"); its models from
+        `/api/tags` when the base URL has no `/v1` for `/v1/models` to answer."""
+        server = root(self._connection.base_url)
+        payload = await self._get_json(server + "/api/version")
+        if ollama.version(payload) is None:
+            return info
+        ids = info.model_ids or ollama.model_names(await self._get_json(server + "/api/tags"))
+        if self._configured_context is None:
+            log.warning(
+                "%s is Ollama: it runs a model with its own default window (a few thousand "
+                "tokens) and cuts a longer prompt from the front; set --context-length",
+                server,
+            )
+        return wire.ServerInfo("ollama", ids, info.context_length)
+
+    async def _get_json(self, url: str) -> Any:
+        """A best-effort GET: the JSON answer, or None for anything else."""
+        try:
+            response = await self._connection.get(url)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, BackendError):
+            return None
 
     async def context_length(self) -> int | None:
         """The server's context window when it reports one, else the configured one."""

@@ -21,7 +21,7 @@ import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import suppress
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -33,6 +33,16 @@ from search_o1.text_safety import scrub
 from search_o1.types import TextSink
 
 BACKEND = "openai"
+
+
+class Decoder(Protocol):
+    """Splits a streamed body into its JSON payloads (SSE `data:` lines, NDJSON lines)."""
+
+    def feed(self, chunk: bytes) -> list[bytes]: ...
+
+    def flush(self) -> list[bytes]: ...
+
+
 # How long to wait for the end of a streamed body after its `[DONE]` (see drain).
 _DRAIN_S = 0.25
 
@@ -114,15 +124,17 @@ async def read_stream(
     thinking: bool = False,
     state: wire.StreamState | None = None,
     stops: Sequence[str] = (),
+    decoder: Decoder | None = None,
 ) -> wire.Reply:
     """The reply in `response`'s SSE body, text pieces passed to `on_text` as they come
     (with `thinking`, reasoning deltas joined into the chain text; see _reasoning).
     `state`: a StreamState of another kind (tools mode's), read the same way.
     `stops`: the reading ends where one appears in the chain text (the reply's
-    `client_stop` names it; the caller closes the response, so the server stops)."""
+    `client_stop` names it; the caller closes the response, so the server stops).
+    `decoder`: how the body splits into JSON payloads (default: SSE)."""
     state = state or wire.StreamState(ChainJoiner(thinking))
     watch = StopWatch(stops, on_text)
-    sse = wire.SseDecoder()
+    sse = decoder or wire.SseDecoder()
     chunks = response.aiter_bytes()
     try:
         done = await _pump(url, chunks, state, sse, watch, stall_s)
@@ -154,7 +166,7 @@ async def _pump(
     url: str,
     chunks: AsyncIterator[bytes],
     state: wire.StreamState,
-    sse: wire.SseDecoder,
+    sse: Decoder,
     watch: StopWatch,
     stall_s: float | None,
 ) -> bool:

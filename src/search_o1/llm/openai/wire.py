@@ -30,6 +30,7 @@ ServerKind = Literal[
     "openai",
     "anthropic",
     "gemini",
+    "ollama",
     "unknown",
 ]
 # `owned_by` in GET /v1/models, as each server writes it about itself.
