@@ -9,8 +9,9 @@ character from ending a run; callers count the replacements in the trace.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["REPLACEMENT", "scrub", "scrub_count"]
+__all__ = ["REPLACEMENT", "scrub", "scrub_count", "scrub_data"]
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -34,3 +35,28 @@ def scrub_count(text: str) -> tuple[str, int]:
 def scrub(text: str) -> str:
     """The text with every lone surrogate replaced by U+FFFD."""
     return scrub_count(text)[0]
+
+
+def scrub_data(data: Any) -> tuple[Any, int]:
+    """Parsed JSON (dicts, lists, strings, numbers) with every string scrubbed, keys too,
+    and how many characters were replaced. Unchanged data is returned as it was.
+
+    >>> scrub_data({"q": ["a\\udfff", 1], "\\ud800": None})
+    ({'q': ['a\ufffd', 1], '\ufffd': None}, 2)
+    """
+    if isinstance(data, str):
+        return scrub_count(data)
+    if isinstance(data, list):
+        pairs = [scrub_data(x) for x in data]
+        total = sum(n for _, n in pairs)
+        return ([x for x, _ in pairs] if total else data), total
+    if isinstance(data, dict):
+        total = 0
+        out = {}
+        for key, value in data.items():
+            new_key, n = scrub_count(key) if isinstance(key, str) else (key, 0)
+            new_value, m = scrub_data(value)
+            out[new_key] = new_value
+            total += n + m
+        return (out if total else data), total
+    return data, 0

@@ -102,6 +102,8 @@ class Hit:
     score: float | None = None
     date: str | None = None
     source: str = ""
+    # Lone surrogates in the backend's reply made U+FFFD in this hit's text (how many).
+    replaced: int = 0
 
 
 @dataclass(frozen=True)

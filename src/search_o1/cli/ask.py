@@ -25,6 +25,7 @@ from search_o1.engine import get_method, method_names
 from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.pipeline import open_pipeline
 from search_o1.sources import answer_sources
+from search_o1.text_safety import scrub
 from search_o1.types import FinishReason, Trace, to_jsonable
 
 
@@ -52,6 +53,8 @@ def command(
     **flags: Any,
 ) -> None:
     """Answer QUESTION, searching in the middle of reasoning."""
+    # Bytes that are not UTF-8 in the argument arrive as lone surrogates: made U+FFFD here.
+    question = scrub(question)
     if not question.strip():
         raise ConfigError("the question is empty")
     if demo:

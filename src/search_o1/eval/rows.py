@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from search_o1.text_safety import scrub_data
+
 LETTERS = "ABCDEFGHIJ"
 _ID_FIELDS = ("id", "_id", "question_id", "Record ID", "unique_id")
 _QUESTION_FIELDS = ("question", "Question", "problem", "question_content", "query")
@@ -174,7 +176,21 @@ def row_id(row: Mapping[str, Any], fields: Mapping[str, str]) -> str | None:
 def parse_row(
     row: Mapping[str, Any], task: str, *, index: int, seed: int, fields: Mapping[str, str]
 ) -> Item:
-    """Build the item for `task` from `row`; raises RowError when it cannot."""
+    """Build the item for `task` from `row`; raises RowError when it cannot.
+
+    Lone surrogates in the row's text (a JSON escape such as \\ud800) become U+FFFD
+    here, where the text enters; how many is kept in `meta["replaced"]`.
+    """
+    row, replaced = scrub_data(row)
+    item = _parse_row(row, task, index=index, seed=seed, fields=fields)
+    if replaced:
+        item.meta["replaced"] = replaced
+    return item
+
+
+def _parse_row(
+    row: Mapping[str, Any], task: str, *, index: int, seed: int, fields: Mapping[str, str]
+) -> Item:
     item_id = row_id(row, fields) or str(index)
     question = _get(row, fields, "question", _QUESTION_FIELDS)
     if not isinstance(question, str) or not question.strip():

@@ -118,7 +118,19 @@ def _record(item: Item, trace: Trace, scores: Mapping[str, float], task: str) ->
         },
         "latency_s": round(trace.latency_s, 4),
         "groups": groups_of(item, task),
+        "replaced": replaced_chars(item, trace),
         "trace": _trace_without_question(trace, item.question),
+    }
+
+
+def replaced_chars(item: Item, trace: Trace) -> dict[str, int]:
+    """Lone surrogates made U+FFFD where text came in: in the dataset row, the search
+    replies and the model's replies (the trace holds each hit's and call's own count)."""
+    search = sum(h.replaced for r in trace.searches for h in r.hits)
+    return {
+        "dataset": int(item.meta.get("replaced", 0)),
+        "search": search,
+        "model": sum(step.completion.replaced for step in trace.steps),
     }
 
 

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from search_o1.text_safety import scrub_count
 from search_o1.types import Document, Hit
+
+_TEXT_FIELDS = ("id", "title", "text", "url", "snippet", "date", "source")
+
+
+def scrub_hits(hits: Sequence[Hit]) -> list[Hit]:
+    """Hits with lone surrogates in their text made U+FFFD, each counting its own in
+    `Hit.replaced` (a backend's JSON can carry them as escapes; UTF-8 cannot)."""
+    out = []
+    for hit in hits:
+        changes: dict[str, str] = {}
+        total = 0
+        for name in _TEXT_FIELDS:
+            value = getattr(hit, name)
+            if isinstance(value, str):
+                fixed, n = scrub_count(value)
+                if n:
+                    changes[name] = fixed
+                    total += n
+        if total:
+            hit = dataclasses.replace(hit, replaced=hit.replaced + total, **changes)  # type: ignore[arg-type]
+        out.append(hit)
+    return out
 
 
 @runtime_checkable

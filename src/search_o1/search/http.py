@@ -32,6 +32,7 @@ from search_o1._http import (
 )
 from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
+from search_o1.search.base import scrub_hits
 from search_o1.types import Hit
 
 __all__ = ["HTTPSearch", "RateLimiter", "Request", "clean_snippet"]
@@ -163,7 +164,7 @@ class HTTPSearch:
             hits = self.parse(data, k)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise BackendError(self.name, f"unexpected response shape ({e!r})") from None
-        return hits[:k]
+        return scrub_hits(hits[:k])
 
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from search_o1.errors import BackendError, ConfigError, MissingExtraError
+from search_o1.search.base import scrub_hits
 from search_o1.types import Hit
 
 if TYPE_CHECKING:
@@ -278,7 +279,7 @@ class McpSearch:
             raise
         except Exception as e:  # the SDK's own errors, timeouts, a server that died
             raise BackendError(NAME, f"calling {call.tool!r} failed: {_describe(e)}") from None
-        return hits_from_result(result, k)
+        return scrub_hits(hits_from_result(result, k))
 
     def _target(self) -> Any:
         try:

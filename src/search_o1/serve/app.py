@@ -37,6 +37,7 @@ from search_o1.serve.responses import CompletionResponse, EventStreamResponse
 from search_o1.serve.retrieve import parse_retrieve, retrieve
 from search_o1.serve.runs import Limiter, Run, cancel_all
 from search_o1.tasks import TASKS
+from search_o1.text_safety import scrub_data
 
 EngineFactory = Callable[[], AbstractAsyncContextManager[Engine]]
 EngineSource = Engine | Settings | EngineFactory
@@ -192,9 +193,12 @@ def _engine(request: Request) -> Engine:
 
 async def _json_body(request: Request) -> Any:
     try:
-        return await request.json()
+        data = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise wire.WireError(400, "the request body is not valid JSON") from None
+    # A JSON escape such as \ud800 parses to a lone surrogate, which no reply or model
+    # request could encode: made U+FFFD where the client's text enters.
+    return scrub_data(data)[0]
 
 
 # ---------------------------------------------------------------------- routes
