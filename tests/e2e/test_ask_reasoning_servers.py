@@ -12,6 +12,7 @@ import pytest
 from tests.e2e.test_ask_cli import CORPUS, run_cli
 from tests.servers.reasoning_server import (
     DEEPSEEK,
+    SGLANG,
     VLLM,
     VLLM_010,
     Flavour,
@@ -96,3 +97,25 @@ def test_stops_let_pass_in_the_thinking_still_search(
     ]
     steps = result["trace"]["steps"]
     assert [s["completion"]["client_stop"] for s in steps] == [True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("flavour", "flags"),
+    [
+        pytest.param(VLLM, ("--chat-template", "server"), id="vllm"),
+        pytest.param(SGLANG, ("--chat-template", "qwen3"), id="sglang"),
+    ],
+)
+def test_qwen3s_template_in_chat_mode_searches_like_the_others(
+    corpus: Path, tmp_path: Path, flavour: Flavour, flags: tuple[str, ...]
+) -> None:
+    """Qwen3's template closes the thinking before a continued message (vLLM) or opens
+    none (SGLang): the chain still continues inside its thinking."""
+    result = ask(
+        flavour, corpus, tmp_path, two_hop_thinker, "--api-mode", "chat", *flags, template="qwen3"
+    )
+    assert result["answer"] == "Tessaly" and result["finish_reason"] == "answered"
+    assert [s["query"] for s in result["searches"]] == [
+        "Glimmer Bridge designer",
+        "Orla Venn birthplace",
+    ]

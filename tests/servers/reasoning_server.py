@@ -59,6 +59,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from tests.servers import chat_templates as templates
 from tests.servers._base import JSONHandler, serving
 
 Model = Callable[[str], str]  # raw prompt -> raw output (thinking, `</think>`, answer)
@@ -81,7 +82,7 @@ class Flavour:
     details: bool = False  # OpenRouter's reasoning_details
     null_content: bool = False  # "content": null while thinking (DeepSeek)
     counts_reasoning: bool = False  # usage.completion_tokens_details.reasoning_tokens
-    opens_think: bool = True  # the template's generation prompt ends with "<think>\n"
+    template: str = "qwq"  # the model's chat template: "qwq", "r1" or "qwen3"
     stops: Literal["all", "content", "none"] = "all"  # where stop strings fire
     streams: bool = True  # False: answers one JSON body even when asked to stream
     chunk: int = CHUNK  # characters per streamed piece
@@ -128,39 +129,50 @@ def chatml(messages: list[dict[str, Any]], *, generation: bool, opens_think: boo
 
 
 def render_chat(flavour: Flavour, body: dict[str, Any], path: str) -> str:
-    """The raw prompt this server builds from a chat request, continuation rules included."""
+    """The raw prompt this server builds from a chat request, through the model's chat
+    template (`Flavour.template`, tests/servers/chat_templates.py), continuation rules
+    included."""
     messages = [dict(m) for m in body.get("messages") or []]
     last = messages[-1] if messages else {}
     trailing = last.get("role") == "assistant"
-    opens = flavour.opens_think
+    family = flavour.template
+    kwargs = body.get("chat_template_kwargs") or {}
+    thinking = kwargs.get("enable_thinking", True) is not False
     kind = flavour.continuation
-    if kind == "refuse" and trailing:
+    if kind == "refuse" and trailing and thinking:
         raise BadRequest("Assistant response prefill is incompatible with enable_thinking.")
     if kind == "vllm" and body.get("continue_final_message"):
         if body.get("add_generation_prompt", True):
             raise BadRequest(
                 "Cannot set both `continue_final_message` and `add_generation_prompt` to True."
             )
-        head = chatml(messages[:-1], generation=False, opens_think=opens)
-        return head + f"<|im_start|>assistant\n{last.get('content') or ''}"
+        return _continued(family, messages)
     if kind == "sglang" and trailing and body.get("continue_final_message"):
-        head = chatml(messages[:-1], generation=True, opens_think=opens)
+        # serving_chat.py: the last assistant message is dropped, the rest rendered with
+        # the generation prompt, and the message's content appended as it is.
+        head = templates.render(family, messages[:-1], add_generation_prompt=True)
         return head + str(last.get("content") or "")
     if kind == "sglang" and trailing:
         messages[-1] = {"role": "user", "content": last.get("content")}
     if last.get("prefix"):
-        return _deepseek_prefix(messages, path, opens)
-    if kind == "prefill" and trailing:
-        head = chatml(messages[:-1], generation=False, opens_think=opens)
-        return head + f"<|im_start|>assistant\n{last.get('content') or ''}"
-    return chatml(messages, generation=True, opens_think=opens)
+        return _deepseek_prefix(messages, path, family)
+    if kind in ("prefill", "refuse") and trailing:
+        return _continued(family, messages)
+    return templates.render(family, messages, add_generation_prompt=True, enable_thinking=thinking)
 
 
-def _deepseek_prefix(messages: list[dict[str, Any]], path: str, opens: bool) -> str:
+def _continued(family: str, messages: list[dict[str, Any]]) -> str:
+    try:
+        return templates.continue_final(family, messages)
+    except templates.NotInRendering as e:
+        raise BadRequest(str(e)) from None
+
+
+def _deepseek_prefix(messages: list[dict[str, Any]], path: str, family: str) -> str:
     if not path.startswith("/beta/"):
         raise BadRequest("prefix completion is only available at the beta endpoint")
     last = messages[-1]
-    head = chatml(messages[:-1], generation=True, opens_think=opens)
+    head = templates.render(family, messages[:-1], add_generation_prompt=True)
     thinking = str(last.get("reasoning_content") or "")
     content = str(last.get("content") or "")
     return head + thinking + (UNTHINK + content if content else "")
@@ -267,6 +279,8 @@ class _Handler(JSONHandler):
         with self.lock:
             self.served.requests.append((self.path, body))
         try:
+            if self.path in ("/tokenize", "/detokenize") and self.flavour.continuation == "vllm":
+                return self._tokens(body)
             if self.path.endswith("/chat/completions"):
                 return self._chat(body)
             if self.path == "/v1/completions" and self.flavour.completions:
@@ -274,6 +288,32 @@ class _Handler(JSONHandler):
         except BadRequest as e:
             return self._error(400, str(e))
         self._error(404, f"no route {self.path}")
+
+    def _tokens(self, body: dict[str, Any]) -> None:
+        """vLLM's /tokenize (chat messages through the template) and /detokenize; a
+        token here is one character's code point."""
+        if self.path == "/detokenize":
+            text = "".join(map(chr, body.get("tokens") or []))
+            return self._json(200, {"prompt": text})
+        messages = [dict(m) for m in body.get("messages") or []]
+        kwargs = body.get("chat_template_kwargs") or {}
+        if body.get("continue_final_message"):
+            if body.get("add_generation_prompt"):
+                raise BadRequest(
+                    "Cannot set both `continue_final_message` and `add_generation_prompt` to True."
+                )
+            text = _continued(self.flavour.template, messages)
+        else:
+            generation = bool(body.get("add_generation_prompt", True))
+            thinking = kwargs.get("enable_thinking", True) is not False
+            text = templates.render(
+                self.flavour.template,
+                messages,
+                add_generation_prompt=generation,
+                enable_thinking=thinking,
+            )
+        tokens = [ord(c) for c in text]
+        self._json(200, {"tokens": tokens, "count": len(tokens), "max_model_len": 32768})
 
     def _generate(self, prompt: str, body: dict[str, Any]) -> tuple[str, str]:
         with self.lock:
@@ -445,18 +485,24 @@ BEGIN_R, END_R = "<|begin_search_result|>", "<|end_search_result|>"
 def two_hop_thinker(prompt: str) -> str:
     """Designer of the Glimmer Bridge -> where that person was born, searching in thought.
 
-    Reads the chain after the last assistant header; writes `<think>` itself when the
-    template did not open it (Qwen3 style); answers after `</think>`. As the reader
-    (Reason-in-Documents) it thinks a line, then gives the first document's text.
+    Reads the chain after the last assistant header (any family's); writes `<think>`
+    itself when the template did not open it (Qwen3 style); answers after `</think>`.
+    Given search results outside one open think block (a template that closed the
+    thinking before a continued chain, or a chain appended with no `<think>`), it does
+    what a model then may: it goes on outside its thinking and answers at once, wrongly
+    (the worst case). As the reader (Reason-in-Documents) it thinks a line, then gives
+    the first document's text.
     """
     if "**Current search query**" in prompt:
         docs = prompt.split("**Search results**", 1)[1]
         first = re.search(r"\*\*Document 1\*\*: [^\n]*\n([^\n]+)", docs)
         fact = first.group(1) if first else "nothing"
         return f"The first document answers it.\n{UNTHINK}\n\n**Final Information**\n\n{fact}"
-    chain = prompt.rsplit("<|im_start|>assistant\n", 1)[-1]
+    chain = templates.assistant_turn(prompt)
     opener = "" if THINK in chain else THINK + "\n"
     results = re.findall(re.escape(BEGIN_R) + r"\n(.*?)\n" + re.escape(END_R), chain, re.S)
+    if results and (chain.count(THINK) != 1 or not in_thinking(chain)):
+        return "\n\nThe designer was born in \\boxed{Nowhere}."
     if not results:
         return f"{opener}First the designer. {BEGIN_Q}Glimmer Bridge designer{END_Q} more"
     if len(results) == 1:

@@ -266,6 +266,34 @@ async def _vllm_tokenize(
     return prompt if isinstance(prompt, str) and prompt else None
 
 
+async def render_continuation_on_vllm(
+    client: httpx.AsyncClient,
+    root: str,
+    messages: Sequence[Message],
+    *,
+    model: str | None = None,
+) -> str | None:
+    """How vLLM renders `messages` whose last (an assistant message) is continued
+    (`continue_final_message`), or None when the server cannot say (no /tokenize)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": _as_wire(messages),
+        "add_generation_prompt": False,
+        "continue_final_message": True,
+        "add_special_tokens": False,
+        "chat_template_kwargs": dict(THINKING_KWARGS),
+    }
+    data = await _post_json(client, f"{root.rstrip('/')}/tokenize", body)
+    tokens = data.get("tokens") if isinstance(data, dict) else None
+    if not isinstance(tokens, list) or not tokens:
+        return None
+    data = await _post_json(
+        client, f"{root.rstrip('/')}/detokenize", {"model": model, "tokens": tokens}
+    )
+    prompt = data.get("prompt") if isinstance(data, dict) else None
+    return prompt if isinstance(prompt, str) and prompt else None
+
+
 async def render_on_server(
     client: httpx.AsyncClient,
     root: str,

@@ -43,7 +43,7 @@ from search_o1.llm._reasoning import ChainJoiner, join_reply, thinking_open
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.openai import errors, ollama, responses, wire
 from search_o1.llm.openai.connection import Connection
-from search_o1.llm.openai.continuation import Continuation
+from search_o1.llm.openai.continuation import Continuation, closes_thinking
 from search_o1.llm.openai.discovery import Discovery, one_url, root
 from search_o1.llm.openai.endpoints import Route
 from search_o1.llm.openai.fields import FieldLearner
@@ -56,9 +56,15 @@ from search_o1.llm.openai.stream import (
     read_whole,
 )
 from search_o1.llm.openai.tools import CHAT, TurnParts, converse
-from search_o1.llm.templates import SERVER, ServerTemplateUnavailable, local_template
+from search_o1.llm.templates import (
+    SERVER,
+    ServerTemplateUnavailable,
+    local_template,
+    render_continuation_on_vllm,
+)
 from search_o1.llm.templates import render_on_server as _render_on_server
 from search_o1.llm.tools import ToolRequest
+from search_o1.markers import THINK_OPEN
 from search_o1.text_safety import scrub_count
 from search_o1.tokens import estimate_tokens
 from search_o1.tool_chat import ToolReply
@@ -139,6 +145,7 @@ class OpenAILLM:
         )
         self._fields = FieldLearner()  # what the server refused so far, from its 400s
         self._route = Route(self.base_url, api_mode, continuation)
+        self._opens_think: bool | None = None  # see _thinking_continues
 
     @property
     def model(self) -> str | None:
@@ -208,7 +215,8 @@ class OpenAILLM:
         request, replaced = _scrubbed(request)
         prompt = request.prompt
         info = await self._discovery.info()
-        plan = self._route.plan(info, request)
+        opens_think = await self._thinking_continues(info, request)
+        plan = self._route.plan(info, request, opens_think)
         url, sent = await self._route.target(request, plan, self.render)
         native = info.kind == "ollama"
         if native:
@@ -246,6 +254,50 @@ class OpenAILLM:
         if replaced:
             completion = dataclasses.replace(completion, replaced=completion.replaced + replaced)
         return completion
+
+    async def _thinking_continues(self, info: wire.ServerInfo, request: CompletionRequest) -> bool:
+        """Whether a chain continued over chat stays inside its thinking here; checked
+        once per client, at the first continuation. Returns whether the model's
+        generation prompt opens `<think>` (SGLang appends the chain after it).
+
+        Qwen3-family templates close the thinking: vLLM renders `<think>\\n\\n</think>
+        \\n\\n` before a continued message (its /tokenize shows it), and SGLang appends
+        the chain after a generation prompt with no `<think>`. vLLM then continues raw;
+        SGLang gets the chain with its own `<think>` (from the configured template's
+        generation prompt; without one, the QwQ/R1 rule holds).
+        """
+        prompt = request.prompt
+        if self._route.mode != "chat" or not prompt.continuation:
+            return True
+        if self._opens_think is None:
+            self._opens_think = await self._template_opens_think(prompt.messages)
+            if info.kind == "vllm" and await self._vllm_closes_thinking(prompt.messages):
+                self._route.continue_raw(
+                    f"{self.base_url}: the model's chat template (Qwen3-style) closes the "
+                    "thinking before a continued message, so a chain continued over chat "
+                    "would go on outside its thinking"
+                )
+        return self._opens_think
+
+    async def _template_opens_think(self, messages: tuple[Message, ...]) -> bool:
+        if self._template_spec in (None, SERVER):
+            return True  # unknown here: the QwQ/R1 rule (their prompt opens <think>)
+        return (await self.render(messages)).rstrip().endswith(THINK_OPEN)
+
+    async def _vllm_closes_thinking(self, messages: tuple[Message, ...]) -> bool:
+        question = "search-o1 checks how a continued chain is rendered"
+        chain = "<think>\nso far"
+        system = tuple(m for m in messages if m.role == "system")
+        probe = (*system, Message("user", question), Message("assistant", chain))
+        conn, server = self._connection, root(self.base_url)
+        try:
+            async with conn.deadline(server):
+                rendered = await render_continuation_on_vllm(
+                    conn.client, server, probe, model=self.model
+                )
+        except httpx.TransportError:
+            return False  # best effort: the continuation itself will tell
+        return rendered is not None and closes_thinking(rendered, question, chain)
 
     async def converse(
         self,

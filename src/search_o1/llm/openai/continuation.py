@@ -54,9 +54,16 @@ def chat_continuation(kind: str, chain: str) -> Continuation | None:
 
 
 def continue_request(
-    messages: Sequence[dict[str, Any]], chain: str, how: Continuation, kind: str
+    messages: Sequence[dict[str, Any]],
+    chain: str,
+    how: Continuation,
+    kind: str,
+    opens_think: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """(messages, extra top-level fields) asking a chat server to continue `chain`."""
+    """(messages, extra top-level fields) asking a chat server to continue `chain`.
+
+    `opens_think`: whether the model's generation prompt opens `<think>` itself (QwQ,
+    R1; not Qwen3, whose model writes it)."""
     wire = list(messages)
     if not chain or how == "raw":
         return wire, {}
@@ -67,9 +74,11 @@ def continue_request(
             last["reasoning_content"] = thinking
         return [*wire, last], {}
     if how == "continue_final" and kind == "sglang":
-        # SGLang renders the generation prompt (R1 and QwQ templates open <think> there)
-        # and appends the message as it is: a second opening would be a second <think>.
-        tail = chain.removeprefix(OPENING)
+        # SGLang renders the generation prompt and appends the message as it is. R1 and
+        # QwQ templates open <think> there, and a second opening would be a second
+        # <think>; Qwen3's does not, and without the opening the chain would sit
+        # outside any think block.
+        tail = chain.removeprefix(OPENING) if opens_think else chain
         return [*wire, {"role": "assistant", "content": tail}], {"continue_final_message": True}
     wire.append({"role": "assistant", "content": chain})
     if how == "continue_final":
@@ -110,9 +119,10 @@ def chat_plan(
     how: Continuation,
     messages: Sequence[dict[str, Any]],
     chain: str,
+    opens_think: bool = True,
 ) -> ChatPlan:
     """The chat request for `messages` plus the raw `chain` so far, continued by `how`."""
-    wire, fields = continue_request(messages, chain, how, kind)
+    wire, fields = continue_request(messages, chain, how, kind, opens_think)
     base = prefix_url(base_url) if chain and how == "prefix" else base_url.rstrip("/")
     return ChatPlan(
         url=base + "/chat/completions",
@@ -131,3 +141,25 @@ def rejects_continuation(status: int, message: str) -> bool:
     """
     words = ("prefill", "prefix", "continue_final_message", "final assistant message")
     return status == 400 and any(w in message.lower() for w in words)
+
+
+def closes_thinking(rendered: str, question: str, chain: str) -> bool:
+    """Whether a server's rendering of a continued chain (a user `question`, then the
+    assistant `chain`, cut at its end) puts the chain outside one open think block.
+
+    Qwen3's template writes `<think>\\n\\n</think>\\n\\n` before the last assistant turn's
+    content, so a continued chain sits after a closed think block (vLLM renders
+    `continue_final_message` through the template).
+
+    >>> q, c = "Q?", "<think>\\nhm"
+    >>> closes_thinking("<|im_start|>user\\nQ?<|im_end|>\\n<|im_start|>assistant\\n" + c, q, c)
+    False
+    >>> closes_thinking("user Q? assistant <think>\\n\\n</think>\\n\\n" + c, q, c)
+    True
+    """
+    start = rendered.find(question)
+    end = rendered.rfind(chain)
+    if start < 0 or end < 0:
+        return True  # the chain did not come back as sent: not a continuation
+    between = rendered[start + len(question) : end] + chain
+    return between.count(THINK_OPEN) != 1 or not thinking_open(between)

@@ -55,10 +55,17 @@ class Route:
         self._mode = wire_mode(api_mode, continuation)
         self._chat_forced = False  # chat because the server has no /completions
         self._continuation = continuation  # None: chosen by what the server is
+        self._raw_because: str | None = None  # why chains continue raw in chat mode
 
     @property
     def mode(self) -> WireMode:
         return self._mode
+
+    def continue_raw(self, because: str) -> None:
+        """Continue chains by raw completions from now on (`because`: why chat cannot)."""
+        if self._continuation is None:
+            log.warning("%s; continuing chains with raw /completions", because)
+            self._continuation, self._raw_because = "raw", because
 
     async def complete(
         self, request: CompletionRequest, on_text: TextSink | None, send: Send
@@ -68,6 +75,12 @@ class Route:
         try:
             return await send(request, on_text)
         except errors.NoEndpoint:
+            if self._raw_because is not None:
+                raise BackendError(
+                    errors.BACKEND,
+                    f"{self._raw_because}, and it has no raw /completions to continue "
+                    "chains with instead: use a server that has them, or --api-mode tools",
+                ) from None
             if self._mode != "completions":
                 raise
             # Chat-only servers (many hosted APIs and thin wrappers) have no raw
@@ -105,9 +118,12 @@ class Route:
             self._mode, self._chat_forced = "chat", True
             raise BackendError(errors.BACKEND, no_raw) from None
 
-    def plan(self, info: wire.ServerInfo, request: CompletionRequest) -> cont.ChatPlan | None:
+    def plan(
+        self, info: wire.ServerInfo, request: CompletionRequest, opens_think: bool = True
+    ) -> cont.ChatPlan | None:
         """How this server continues a chain over chat, from what it is (see
-        `continuation`); None: by raw completions (or not in chat mode at all)."""
+        `continuation`); None: by raw completions (or not in chat mode at all).
+        `opens_think`: whether the model's generation prompt opens `<think>`."""
         if self._mode != "chat":
             return None
         prompt = request.prompt
@@ -121,7 +137,8 @@ class Route:
             )
         messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
         chain = prompt.continuation
-        return cont.chat_plan(self._base_url, info.kind, how or "prefill", messages, chain)
+        how = how or "prefill"
+        return cont.chat_plan(self._base_url, info.kind, how, messages, chain, opens_think)
 
     async def target(
         self, request: CompletionRequest, plan: cont.ChatPlan | None, render: Render
@@ -131,7 +148,6 @@ class Route:
             return plan.url, plan.messages
         prompt = request.prompt
         rendered = await render(prompt.messages)
-        url = self._base_url + "/completions"
-        if self._mode == "chat":  # a chat chain this server continues raw
-            return url, join_prompt(rendered, prompt.continuation)
-        return url, rendered + prompt.continuation
+        # join_prompt: a chain begun over chat opens with its own `<think>`, which a
+        # template that opened the thinking already wrote (it is the same text otherwise).
+        return self._base_url + "/completions", join_prompt(rendered, prompt.continuation)

@@ -1,0 +1,100 @@
+"""The two-hop question through each model family's real chat template on each server.
+
+The loopback servers render prompts through Jinja templates written after QwQ-32B's,
+DeepSeek-R1's and Qwen3's (tests/servers/chat_templates.py), continue chains as vLLM,
+SGLang and DeepSeek do, and the scripted model goes wrong, as a real one may, when its
+chain is continued outside one open think block. Qwen3's template closes the thinking
+before a continued message on vLLM and opens none on SGLang: the client must notice and
+continue the way that works (raw completions on vLLM; its own `<think>` on SGLang), or
+stop with one line naming the cause and the flag.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.servers.chat_templates import assistant_turn
+from tests.servers.reasoning_server import (
+    DEEPSEEK,
+    SGLANG,
+    VLLM,
+    Flavour,
+    ReasoningServer,
+    reasoning_server,
+    two_hop_thinker,
+)
+
+from search_o1 import FinishReason, Trace
+from search_o1.engine import Engine
+from search_o1.llm.openai import OpenAILLM
+from search_o1.search.memory import MemorySearch
+from search_o1.types import Hit
+
+QUESTION = "Where was the designer of the Glimmer Bridge born?"
+QUERIES = ["Glimmer Bridge designer", "Orla Venn birthplace"]
+HITS = {
+    QUERIES[0]: [Hit("b1", "Glimmer Bridge", "The Glimmer Bridge was designed by Orla Venn.")],
+    QUERIES[1]: [Hit("p1", "Orla Venn", "Orla Venn was born in Tessaly in 1931.")],
+}
+# Our built-in template per family, for servers that cannot render one (SGLang).
+BUILTIN = {"qwq": "qwen-think", "r1": "deepseek", "qwen3": "qwen3"}
+FAMILIES = ["qwq", "r1", "qwen3"]
+
+
+async def run(
+    flavour: Flavour, family: str, *, mode: str, template: str | None, **changes: Any
+) -> tuple[Trace, ReasoningServer]:
+    with reasoning_server(flavour, two_hop_thinker, template=family, **changes) as server:
+        llm = OpenAILLM(server.url, api_mode=mode, chat_template=template, retries=0)
+        trace = await Engine(llm, MemorySearch(HITS)).run(QUESTION, task="multihop")
+        await llm.aclose()
+    return trace, server
+
+
+def assert_answered(trace: Trace, server: ReasoningServer) -> None:
+    assert trace.finish_reason is FinishReason.ANSWERED, trace.error
+    assert [s.query for s in trace.searches] == QUERIES
+    assert trace.answer == "Tessaly"
+    for prompt in server.prompts:  # every chain the model saw was inside one think block
+        assert assistant_turn(prompt).count("<think>") <= 1, prompt
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+async def test_raw_completions_with_the_servers_own_template(family: str) -> None:
+    trace, server = await run(VLLM, family, mode="completions", template=None)
+    assert_answered(trace, server)
+    assert {s.completion.continuation for s in trace.steps} == {"raw"}
+
+
+@pytest.mark.parametrize(
+    ("family", "how"), [("qwq", "continue_final"), ("r1", "continue_final"), ("qwen3", "raw")]
+)
+async def test_vllm_chat_continues_inside_the_thinking(family: str, how: str) -> None:
+    trace, server = await run(VLLM, family, mode="chat", template=None)
+    assert_answered(trace, server)
+    assert [s.completion.continuation for s in trace.steps] == [None, how, how]
+
+
+async def test_qwen3_on_a_vllm_without_raw_completions_stops_with_one_line() -> None:
+    trace, _ = await run(VLLM, "qwen3", mode="chat", template=None, completions=False)
+    assert trace.finish_reason is FinishReason.ERROR and trace.answer is None
+    error = trace.error or ""
+    assert "closes the thinking" in error and "--api-mode tools" in error
+    assert "\n" not in error
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+async def test_sglang_chat_appends_the_chain_inside_the_thinking(family: str) -> None:
+    trace, server = await run(SGLANG, family, mode="chat", template=BUILTIN[family])
+    assert_answered(trace, server)
+    assert [s.completion.continuation for s in trace.steps] == [None, *["continue_final"] * 2]
+    continued = [b for b in server.chat_requests if b["messages"][-1]["role"] == "assistant"]
+    opened = [b["messages"][-1]["content"].startswith("<think>") for b in continued]
+    assert opened == [family == "qwen3"] * 2  # Qwen3's prompt does not open <think>
+
+
+async def test_deepseek_prefix_with_r1s_template() -> None:
+    trace, server = await run(DEEPSEEK, "r1", mode="completions", template=None)
+    assert_answered(trace, server)
+    assert [s.completion.continuation for s in trace.steps] == [None, "prefix", "prefix"]
