@@ -20,11 +20,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# The embedded model (SmolLM2-135M) is tiny: the demo shows the pipeline at work (a query,
-# the hits, Reason-in-Documents, the chain continuing), not reasoning quality.
+# The embedded model (SmolLM2-135M) is tiny: the demo shows the pipeline at work (its own
+# question, a search that finds the passage, Reason-in-Documents, the chain continuing),
+# and its last line says what to run to see the whole method finish with a real model.
 demo: $(STAMP)
-	$(BIN)/search-o1 ask --demo "Which country is the birthplace of the composer of the opera Tosca?"
-	@echo "(demo model: SmolLM2-135M, run locally by llama.cpp; point --base-url at a real reasoning model for real answers)"
+	$(BIN)/search-o1 ask --demo
 
 # Tests run on every core (at most 8 workers; TEST_WORKERS=0 runs them in one process).
 # Modules whose fixtures start a model server or a browser keep their tests on one worker

@@ -11,7 +11,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from search_o1.cli.demo import DEMO_HINT, demo_flags, demo_settings
+from search_o1.cli.demo import DEMO_HINT, DEMO_QUESTION, demo_closing, demo_flags, demo_settings
 from search_o1.cli.live import LiveView
 from search_o1.cli.options import (
     GroupedCommand,
@@ -30,7 +30,7 @@ from search_o1.types import FinishReason, Trace, to_jsonable
 
 
 @click.command("ask", cls=GroupedCommand)
-@click.argument("question")
+@click.argument("question", required=False)
 @option(
     "--method",
     type=click.Choice(method_names()),
@@ -44,7 +44,7 @@ from search_o1.types import FinishReason, Trace, to_jsonable
 )
 @setting_options
 def command(
-    question: str,
+    question: str | None,
     method: str,
     as_json: bool,
     trace_out: Path | None,
@@ -52,7 +52,12 @@ def command(
     config_file: Path | None,
     **flags: Any,
 ) -> None:
-    """Answer QUESTION, searching in the middle of reasoning."""
+    """Answer QUESTION, searching in the middle of reasoning (--demo: a question of its own
+    when none is given)."""
+    if question is None and demo:
+        question = DEMO_QUESTION
+    if question is None:
+        raise click.UsageError("Missing argument 'QUESTION'.")
     # Bytes that are not UTF-8 in the argument arrive as lone surrogates: made U+FFFD here.
     question = scrub(question)
     if not question.strip():
@@ -79,6 +84,9 @@ def command(
         click.echo(json.dumps(ask_json(trace, wall), ensure_ascii=False))
     elif view is not None:
         view.summary(trace, wall)
+        closing = demo_closing(settings, question, trace.answer is not None) if demo else None
+        if closing:
+            click.echo(closing)
     replay_note(settings)
 
 

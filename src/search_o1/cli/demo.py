@@ -13,6 +13,33 @@ from typing import Any
 from search_o1.config import Settings
 
 DEMO_HINT = "embedded SmolLM2-135M + offline Wikipedia summaries, seeded"
+# Its first search (the question itself, as the embedded model is made to open with
+# one) finds the passage with the answer: "Eiffel Tower", then "Gustave Eiffel". Tosca's
+# composer's birthplace needed a second hop the model never wrote, and its query found
+# Soap opera, Opera and Mecca.
+DEMO_QUESTION = "Who designed the Eiffel Tower?"
+# SmolLM2-135M searches and reads, but rarely writes the reader's "**Final Information**"
+# heading or a \boxed{} answer: the method's last steps need a bigger model.
+_SEE_IT_WORK = (
+    "The demo model is too small to finish the method (facts read, a boxed answer). "
+    "To see it work, serve a reasoning model and run: "
+    'search-o1 ask --corpus demo --base-url http://localhost:8000/v1 "{question}"'
+)
+
+
+def demo_closing(settings: Settings, question: str, answered: bool) -> str | None:
+    """The demo's last line when the embedded model gave no answer: what to run instead.
+
+    >>> from search_o1.config import load_settings
+    >>> demo_closing(load_settings({}, environ={}), "Q?", answered=False)[:36]
+    'The demo model is too small to finis'
+    >>> demo_closing(load_settings({}, environ={}), "Q?", answered=True) is None
+    True
+    """
+    if answered or settings.llm_backend != "embedded":
+        return None
+    return _SEE_IT_WORK.format(question=question)
+
 
 # Prompt processing of the documents dominates on a CPU: few and short keep it quick.
 DEMO_SETTINGS: dict[str, Any] = {
