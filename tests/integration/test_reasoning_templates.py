@@ -43,10 +43,16 @@ FAMILIES = ["qwq", "r1", "qwen3"]
 
 
 async def run(
-    flavour: Flavour, family: str, *, mode: str, template: str | None, **changes: Any
+    flavour: Flavour,
+    family: str,
+    *,
+    mode: str,
+    template: str | None,
+    stream: bool = True,
+    **changes: Any,
 ) -> tuple[Trace, ReasoningServer]:
     with reasoning_server(flavour, two_hop_thinker, template=family, **changes) as server:
-        llm = OpenAILLM(server.url, api_mode=mode, chat_template=template, retries=0)
+        llm = OpenAILLM(server.url, api_mode=mode, chat_template=template, retries=0, stream=stream)
         trace = await Engine(llm, MemorySearch(HITS)).run(QUESTION, task="multihop")
         await llm.aclose()
     return trace, server
@@ -98,3 +104,17 @@ async def test_deepseek_prefix_with_r1s_template() -> None:
     trace, server = await run(DEEPSEEK, "r1", mode="completions", template=None)
     assert_answered(trace, server)
     assert [s.completion.continuation for s in trace.steps] == [None, "prefix", "prefix"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("flavour", [VLLM, SGLANG], ids=["vllm", "sglang"])
+async def test_whole_replies_split_as_each_server_splits_them(
+    flavour: Flavour, family: str
+) -> None:
+    """Not streamed, vLLM splits the thinking off the output alone (deepseek_r1: all of
+    it before `</think>`; qwen3: only an output with both tags, else all content) and
+    SGLang answers `content: ""` with `matched_stop`: the chain is the same."""
+    template = BUILTIN[family] if flavour is SGLANG else None
+    trace, server = await run(flavour, family, mode="chat", template=template, stream=False)
+    assert_answered(trace, server)
+    assert trace.output.startswith("<think>\nFirst the designer.")

@@ -178,6 +178,21 @@ def _deepseek_prefix(messages: list[dict[str, Any]], path: str, family: str) -> 
     return head + thinking + (UNTHINK + content if content else "")
 
 
+def vllm_whole_split(family: str, output: str) -> tuple[str, str]:
+    """(reasoning, content) of a non-streamed vLLM reply, from the output alone: the
+    deepseek_r1 parser (QwQ, R1) takes all before `</think>` as reasoning, all of it when
+    there is none; the qwen3 parser splits only an output holding both tags, else it is
+    all content."""
+    body = output.lstrip().removeprefix(THINK)
+    if family != "qwen3":
+        thinking, sep, answer = body.partition(UNTHINK)
+        return (thinking, answer) if sep else (body, "")
+    if THINK not in output or UNTHINK not in output:
+        return "", output
+    thinking, _, answer = body.partition(UNTHINK)
+    return thinking, answer
+
+
 def in_thinking(prompt: str) -> bool:
     return prompt.rfind(THINK) > prompt.rfind(UNTHINK)
 
@@ -199,9 +214,10 @@ def requested_stops(body: dict[str, Any]) -> list[str]:
 
 def cut_at_stop(
     prompt: str, text: str, body: dict[str, Any], keep: bool, where: str = "all"
-) -> tuple[str, str]:
-    """The output as the server returns it: cut at the first stop string that fires
-    (`where`: "all", "content" = only after the thinking ended, "none")."""
+) -> tuple[str, str, str | None]:
+    """The output as the server returns it, its finish reason and the stop string that
+    ended it: cut at the first stop string that fires (`where`: "all", "content" = only
+    after the thinking ended, "none")."""
     hits = sorted(
         (i, s)
         for s in requested_stops(body)
@@ -209,9 +225,9 @@ def cut_at_stop(
         if where == "all" or (where == "content" and not in_thinking(prompt + text[:i]))
     )
     if not hits:
-        return text, "stop"
+        return text, "stop", None
     i, s = hits[0]
-    return text[:i] + (s if keep else ""), "stop"
+    return text[:i] + (s if keep else ""), "stop", s
 
 
 def _positions(text: str, stop: str) -> list[int]:
@@ -259,6 +275,7 @@ class _Handler(JSONHandler):
     flavour: Flavour
     model: Model
     served: ReasoningServer
+    matched: str | None = None  # the stop string that ended the last generation
     lock = threading.Lock()
 
     def _error(self, status: int, message: str) -> None:
@@ -319,10 +336,10 @@ class _Handler(JSONHandler):
         with self.lock:
             self.served.prompts.append(prompt)
         keep, where = _keeps_stop(self.flavour, body), self.flavour.stops
-        output, finish = cut_at_stop(prompt, self.model(prompt), body, keep, where)
+        output, finish, self.matched = cut_at_stop(prompt, self.model(prompt), body, keep, where)
         limit = body.get("max_tokens")
         if isinstance(limit, int) and len(output) > limit * 4:
-            output, finish = output[: limit * 4], "length"
+            output, finish, self.matched = output[: limit * 4], "length", None
         return output, finish
 
     def _whole_overrun(self, output: str, body: dict[str, Any]) -> None:
@@ -346,17 +363,22 @@ class _Handler(JSONHandler):
     def _chat(self, body: dict[str, Any]) -> None:
         prompt = render_chat(self.flavour, body, self.path)
         output, finish = self._generate(prompt, body)
+        streamed = bool(body.get("stream")) and self.flavour.streams
         thinking, answer = split_output(prompt, output)
+        if not streamed and self.flavour.continuation == "vllm":
+            thinking, answer = vllm_whole_split(self.flavour.template, output)
         usage = _usage(prompt, output, len(thinking), self.flavour.counts_reasoning)
-        if body.get("stream") and self.flavour.streams:
+        if streamed:
             deltas = self._deltas(thinking, answer)
             return self._sse("chat.completion.chunk", deltas, finish, usage, body)
         self._whole_overrun(thinking + answer, body)
         message: dict[str, Any] = {"role": "assistant", "content": answer}
         message.update(self._reasoning(thinking))
-        if not answer and self.flavour.owned_by:  # vLLM, SGLang, DeepSeek: null, not ""
-            message["content"] = None
-        choice = {"index": 0, "message": message, "finish_reason": finish}
+        if not answer and self.flavour.owned_by in ("vllm", "deepseek"):
+            message["content"] = None  # SGLang sends "" (serving_chat.py), these null
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+        if self.flavour.continuation == "sglang":
+            choice["matched_stop"] = self.matched  # the stop string, or null
         self._json(200, _envelope("chat.completion", [choice], usage))
 
     def _reasoning(self, text: str) -> dict[str, Any]:

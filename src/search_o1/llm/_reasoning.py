@@ -39,9 +39,18 @@ class ChainJoiner:
         self.reasoned = False
 
     def reasoning(self, piece: str) -> str:
+        """The chain text of a reasoning piece. A parser that cut `<think>` off the
+        model's output may leave its newline at the start of the reasoning (vLLM's
+        qwen3 parser does): the opening then is `<think>` alone, as the model wrote it.
+
+        >>> ChainJoiner(False).reasoning("\\nhm"), ChainJoiner(False).reasoning("hm")
+        ('<think>\\nhm', '<think>\\nhm')
+        """
         if not piece:
             return ""
         opening = "" if self.thinking else OPENING
+        if opening and piece.startswith("\n"):
+            opening = THINK_OPEN
         self.thinking = self.reasoned = True
         return opening + piece
 

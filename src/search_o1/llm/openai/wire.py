@@ -251,9 +251,13 @@ def _server_stop(payload: dict[str, Any], choice: dict[str, Any]) -> str | None:
         word = holder.get("stopping_word") if isinstance(holder, dict) else None
         if isinstance(word, str) and word:
             return word
-    # vLLM reports the matched stop string as choices[].stop_reason (an int for token ids).
-    reason = choice.get("stop_reason")
-    return reason if isinstance(reason, str) and reason else None
+    # vLLM reports the matched stop string as choices[].stop_reason, SGLang as
+    # matched_stop (either is an int for a stop token id).
+    for key in ("stop_reason", "matched_stop"):
+        reason = choice.get(key)
+        if isinstance(reason, str) and reason:
+            return reason
+    return None
 
 
 def parse_reply(payload: Any) -> Reply:
