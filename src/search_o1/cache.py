@@ -44,7 +44,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,7 +130,10 @@ class CacheStats:
 
 class Cache:
     """One SQLite file. Thread-safe (one connection behind a lock); calls take microseconds,
-    so async callers use it directly without a thread hop."""
+    so async callers use it directly without a thread hop.
+
+    `clock`: seconds since the epoch, for entry ages and the TTL (a test passes its own).
+    """
 
     def __init__(
         self,
@@ -139,12 +142,14 @@ class Cache:
         *,
         run_id: str | None = None,
         ttl_s: float | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if mode not in ("record", "replay"):
             raise ConfigError(f"cache mode {mode!r} opens no store; use record or replay")
         self.path = Path(path)
         self.mode: CacheMode = mode
         self.ttl_s = ttl_s
+        self.clock = clock
         self.run_id = run_id or _new_run_id()
         self._lock = threading.Lock()
         self._db = open_store(self.path, mode, _SCHEMA)
@@ -178,7 +183,7 @@ class Cache:
         with self._lock, self._damage_is_backend_error():
             self._db.execute(
                 "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)",
-                (key, kind, label, meta_json, _pack(value), time.time()),
+                (key, kind, label, meta_json, _pack(value), self.clock()),
             )
             self._log_use(key)
 
@@ -193,13 +198,17 @@ class Cache:
 
     def _fresh(self, created: float) -> bool:
         # Replay ignores the TTL: a recording must replay whatever its age.
-        return self.ttl_s is None or self.mode == "replay" or time.time() - created < self.ttl_s
+        if self.ttl_s is None or self.mode == "replay":
+            return True
+        return self.clock() - created < self.ttl_s
 
     def _log_use(self, key: str) -> None:
         if self.mode != "record":
             return
         if not self._run_logged:
-            self._db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?)", (self.run_id, time.time()))
+            self._db.execute(
+                "INSERT OR IGNORE INTO runs VALUES (?, ?)", (self.run_id, self.clock())
+            )
             self._run_logged = True
         self._db.execute("INSERT OR IGNORE INTO uses VALUES (?, ?)", (self.run_id, key))
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.e2e.test_ask_cli import EXE, reasoning_model
+from tests.e2e.ask_support import EXE, reasoning_model
 from tests.plugin_dist import ECHO_ENTRY_POINTS, make_plugin
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 

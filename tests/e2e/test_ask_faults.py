@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.test_ask_cli import run_cli
-from tests.integration.test_openai_faults import static_web_server
+from tests.e2e.ask_support import run_cli
 from tests.servers.openai_server import openai_server
+from tests.servers.static_site import static_web_server
 
 QUESTION = "What is the capital of France?"
 ANSWER = "The capital of France is Paris, so \\boxed{Paris}."

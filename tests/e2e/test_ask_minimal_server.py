@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.test_ask_cli import CORPUS, reasoning_model, run_cli
+from tests.e2e.ask_support import CORPUS, reasoning_model, run_cli
 
 from search_o1 import markers as mk
 

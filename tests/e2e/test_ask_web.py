@@ -9,64 +9,19 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.e2e.test_ask_cli import reasoning_model
+from tests.e2e.ask_support import reasoning_model
+from tests.e2e.web_support import FORMATS, QUESTION, ask_args, check_answer, site_for
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
-from tests.servers.web import Reply, Request, WebServer, page_reader, web_server
+from tests.servers.web import Reply, page_reader, web_server
 
 from search_o1.cli import cli
 
 EXE = Path(sys.executable).with_name("search-o1")
-QUESTION = "Where was the designer of the Glimmer Bridge born?"
-PAGES = {
-    "/bridge": ("Glimmer Bridge", "The Glimmer Bridge spans the river",
-                "The Glimmer Bridge, which spans the river Tess, was designed by Orla Venn."),
-    "/venn": ("Orla Venn", "Orla Venn, architect and engineer",
-              "Orla Venn was born in Tessaly in 1931 and studied in the capital."),
-    "/kelp": ("Kelp", "Kelp forests", "Kelp forests grow in cold coastal waters."),
-}  # fmt: skip
-ANSWERS = {"glimmer bridge designer": ["/bridge", "/kelp"], "orla venn birthplace": ["/venn"]}
-
-
-def _query(req: Request) -> str:
-    if req.method == "GET":
-        return req.query["q"]
-    body = req.json()
-    return str(body.get("q") or body.get("query"))
-
-
-Format = Callable[[list[tuple[str, str, str]]], Any]  # [(title, url, snippet)] -> JSON
-FORMATS: dict[str, tuple[str, Format]] = {
-    "serper": ("/search", lambda rs: {"organic": [
-        {"title": t, "link": u, "snippet": s} for t, u, s in rs]}),
-    "brave": ("/res/v1/web/search", lambda rs: {"web": {"results": [
-        {"title": t, "url": u, "description": s} for t, u, s in rs]}}),
-    "tavily": ("/search", lambda rs: {"results": [
-        {"title": t, "url": u, "content": s, "score": 0.5} for t, u, s in rs]}),
-    "bing": ("/v7.0/search", lambda rs: {"webPages": {"value": [
-        {"name": t, "url": u, "snippet": s} for t, u, s in rs]}}),
-    "searxng": ("/search", lambda rs: {"results": [
-        {"title": t, "url": u, "content": s} for t, u, s in rs]}),
-}  # fmt: skip
-
-
-def _site(provider: str) -> WebServer:
-    path, fmt = FORMATS[provider]
-    srv = WebServer({})
-
-    def search(req: Request) -> Reply:
-        paths = ANSWERS.get(_query(req).lower(), [])
-        return Reply(body=fmt([(PAGES[p][0], srv.url(p), PAGES[p][1]) for p in paths]))
-
-    srv.routes[path] = search
-    for p, (title, _, text) in PAGES.items():
-        srv.routes[p] = Reply(body=f"<html><title>{title}</title><body><p>{text}</p></body></html>")
-    return srv
 
 
 @pytest.fixture
@@ -82,53 +37,36 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def _args(model: FakeOpenAIServer, endpoint: str, provider: str, cache: Path) -> list[str]:
-    return [
-        "ask", QUESTION, "--json", "--base-url", model.url, "--model", "m",
-        "--reader-model", "reader", "--chat-template", "chatml", "--task", "multihop",
-        "--search", provider, "--search-endpoint", endpoint, "--allow-private-hosts",
-        "--cache-path", str(cache),
-    ]  # fmt: skip
-
-
-def _check(result: dict[str, Any], site: WebServer) -> None:
-    assert result["answer"] == "Tessaly", result
-    searches = result["searches"]
-    assert [s["query"] for s in searches] == ["Glimmer Bridge designer", "Orla Venn birthplace"]
-    assert searches[0]["hits"][0]["url"] == site.url("/bridge")
-    assert all(d["status"] == "ok" for s in searches for d in s["documents"])
-
-
 @pytest.mark.parametrize("provider", sorted(FORMATS))
 def test_ask_over_provider_then_replay(
     provider: str, model: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    site = _site(provider)
+    site = site_for(provider)
     endpoint = site.url(FORMATS[provider][0])
     cache = tmp_path / "cache.sqlite"
     runner = CliRunner()
-    out = runner.invoke(cli, _args(model, endpoint, provider, cache))
+    out = runner.invoke(cli, ask_args(model, endpoint, provider, cache))
     site.stop()
     assert out.exit_code == 0, out.output
     recorded = json.loads(out.stdout)
-    _check(recorded, site)
-    out = runner.invoke(cli, [*_args(model, endpoint, provider, cache), "--cache", "replay"])
+    check_answer(recorded, site)
+    out = runner.invoke(cli, [*ask_args(model, endpoint, provider, cache), "--cache", "replay"])
     assert out.exit_code == 0, out.output
     replayed = json.loads(out.stdout)
-    _check(replayed, site)
+    check_answer(replayed, site)
     assert replayed["searches"] == recorded["searches"]
 
 
 def test_ask_through_a_page_reader(model: FakeOpenAIServer, tmp_path: Path) -> None:
     """--page-service, --respect-robots and --cache-ttl reach the fetcher and the cache."""
-    site = _site("serper")
+    site = site_for("serper")
     with web_server({"*": page_reader(preamble=False)}) as reader:
         flags = ["--page-service", reader.base, "--respect-robots", "--cache-ttl", "3600"]
-        args = [*_args(model, site.url("/search"), "serper", tmp_path / "c.sqlite"), *flags]
+        args = [*ask_args(model, site.url("/search"), "serper", tmp_path / "c.sqlite"), *flags]
         out = CliRunner().invoke(cli, args)
         site.stop()
     assert out.exit_code == 0, out.output
-    _check(json.loads(out.stdout), site)
+    check_answer(json.loads(out.stdout), site)
     read = sorted(r.path for r in reader.requests)
     assert read == ["/" + site.url(p) for p in ("/bridge", "/kelp", "/venn")]
     assert all(r.headers["x-robots-txt"].startswith("search-o1/") for r in reader.requests)
@@ -137,12 +75,12 @@ def test_ask_through_a_page_reader(model: FakeOpenAIServer, tmp_path: Path) -> N
 
 def test_ask_as_a_user_subprocess_with_replay_miss(model: FakeOpenAIServer, tmp_path: Path) -> None:
     """The real console script: record, replay offline, and a clear replay miss."""
-    site = _site("serper")
+    site = site_for("serper")
     endpoint = site.url("/search")
     env = {**os.environ, "SERPER_API_KEY": "test-key"}
 
     def run(*extra: str, question: str = QUESTION) -> subprocess.CompletedProcess[str]:
-        args = _args(model, endpoint, "serper", tmp_path / "c.sqlite")
+        args = ask_args(model, endpoint, "serper", tmp_path / "c.sqlite")
         args[1] = question
         return subprocess.run([str(EXE), *args, *extra], capture_output=True, text=True,
                               env=env, cwd=tmp_path, timeout=120)  # fmt: skip
@@ -150,7 +88,7 @@ def test_ask_as_a_user_subprocess_with_replay_miss(model: FakeOpenAIServer, tmp_
     first = run()
     site.stop()
     assert first.returncode == 0, first.stderr
-    _check(json.loads(first.stdout), site)
+    check_answer(json.loads(first.stdout), site)
     again = run("--cache", "replay")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["searches"] == json.loads(first.stdout)["searches"]
@@ -172,7 +110,7 @@ def test_a_dripping_search_api_fails_the_search_not_the_run(
     path, fmt = FORMATS["serper"]
     drip = Reply(body=fmt([("Glimmer Bridge", "http://x.test/b", "a bridge")]), drip_s=1.0)
     with web_server({path: drip}) as site:
-        args = _args(model, site.url(path), "serper", tmp_path / "c.sqlite")
+        args = ask_args(model, site.url(path), "serper", tmp_path / "c.sqlite")
         out = CliRunner().invoke(cli, [*args, "--search-deadline", "1.5"])
     assert out.exit_code == 0, out.output
     result = json.loads(out.stdout)

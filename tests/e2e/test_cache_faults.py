@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.e2e.test_ask_cli import reasoning_model
-from tests.e2e.test_ask_web import _args, _check, _site
+from tests.e2e.ask_support import reasoning_model
+from tests.e2e.web_support import ask_args, check_answer, site_for
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from tests.servers.web import WebServer
 
@@ -33,13 +33,13 @@ def model() -> Iterator[FakeOpenAIServer]:
 @pytest.fixture
 def site(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebServer]:
     monkeypatch.setenv("SERPER_API_KEY", "test-key")
-    srv = _site("serper")
+    srv = site_for("serper")
     yield srv
     srv.stop()
 
 
 def _ask(model: FakeOpenAIServer, site: WebServer, cache: Path, *extra: str) -> Any:
-    args = [*_args(model, site.url("/search"), "serper", cache), *extra]
+    args = [*ask_args(model, site.url("/search"), "serper", cache), *extra]
     return CliRunner().invoke(cli, args)
 
 
@@ -54,7 +54,7 @@ def _one_line_error(result: Any, *needles: str) -> None:
 def _record(model: FakeOpenAIServer, site: WebServer, cache: Path) -> None:
     out = _ask(model, site, cache)
     assert out.exit_code == 0, out.output
-    _check(json.loads(out.stdout), site)
+    check_answer(json.loads(out.stdout), site)
 
 
 def test_a_file_that_is_not_sqlite(
@@ -146,6 +146,6 @@ def test_a_read_only_cache_replays_and_refuses_to_record(
     site.stop()  # replay must not need the network
     out = _ask(model, site, cache, "--cache", "replay")
     assert out.exit_code == 0, out.output
-    _check(json.loads(out.stdout), site)
+    check_answer(json.loads(out.stdout), site)
     assert hashlib.sha256(cache.read_bytes()).hexdigest() == before  # no usage log written
     _one_line_error(_ask(model, site, cache), str(cache), "read-only", "--cache replay")

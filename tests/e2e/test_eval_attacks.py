@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.test_eval_cli import EXE, cli, evaluate, serve, write_jsonl
+from tests.e2e.eval_support import EXE, cli, evaluate, serve, write_jsonl
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 

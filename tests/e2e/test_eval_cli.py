@@ -6,65 +6,18 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.e2e.eval_support import EXE, cli, evaluate, serve, write_jsonl
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 
 from search_o1.eval.datasets import load_dataset
-
-EXE = Path(sys.executable).with_name("search-o1")
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(cwd / "idx")}
-    return subprocess.run(
-        [str(EXE), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
-    )
-
-
-def evaluate(
-    url: str, tmp: Path, dataset: str, out: str, *extra: str
-) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    done = cli(
-        "eval",
-        "--dataset",
-        dataset,
-        "--out",
-        out,
-        "--base-url",
-        url,
-        "--model",
-        "fake-model",
-        "--chat-template",
-        "chatml",
-        "--method",
-        "direct",
-        "--no-progress",
-        *extra,
-        cwd=tmp,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads((tmp / out / "metrics.json").read_text()), done
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def serve(answers: Mapping[str, str], **kw: Any) -> Any:
-    respond: Callable[[dict[str, Any]], str] = responder(answers, **kw)  # type: ignore[assignment]
-    return openai_server(respond, return_stop=False)
 
 
 def test_qa_with_aliases_and_boxed_text(tmp_path: Path) -> None:

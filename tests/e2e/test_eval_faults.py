@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.e2e.test_eval_cli import cli, write_jsonl
+from tests.e2e.eval_support import cli, write_jsonl
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 

@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.e2e.test_tools_cli import EXE, QUESTION, cli
+from tests.e2e.tools_support import EXE, QUESTION, cli
 from tests.servers.responses_server import responses_server
 from tests.servers.tool_server import two_hop_tools
 

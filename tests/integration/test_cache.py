@@ -156,10 +156,12 @@ async def test_fusion_caches_only_web_backends(tmp_path: Path, serper_site: WebS
 
 
 def test_ttl_expires_entries(tmp_path: Path) -> None:
-    cache = Cache(tmp_path / "c.sqlite", ttl_s=0.05)
+    now = [1000.0]
+    cache = Cache(tmp_path / "c.sqlite", ttl_s=60, clock=lambda: now[0])
     cache.put("search", {"q": 1}, "q", [1])
+    now[0] += 59.9
     assert cache.get("search", {"q": 1}, "q") == [1]
-    time.sleep(0.06)
+    now[0] += 0.1  # exactly the TTL old: stale
     assert cache.get("search", {"q": 1}, "q") is None
 
 

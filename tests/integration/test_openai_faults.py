@@ -8,16 +8,12 @@ answer and never as a long wait.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.servers._base import serving
 from tests.servers.openai_server import openai_server
+from tests.servers.static_site import static_web_server
 
 from search_o1._http import RetryPolicy
 from search_o1.errors import BackendError
@@ -138,20 +134,6 @@ async def test_an_html_error_page_gets_one_line_and_no_retries(kind: str) -> Non
     # /completions, then the chat fallback: one request each, neither retried.
     paths = [path for path, _ in server.requests if "completions" in path]
     assert paths == ["/v1/completions", "/v1/chat/completions"]
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-
-@contextmanager
-def static_web_server(root: Path) -> Iterator[str]:
-    """`python3 -m http.server`, in a thread: a web server, not a model server."""
-    with serving(functools.partial(_Quiet, directory=str(root))) as url:
-        yield url + "/v1"
 
 
 async def test_a_static_web_server_is_named_as_not_an_openai_api(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from search_o1 import markers as mk
 from search_o1.engine import ChainLimits, Engine, EngineOptions, ReaderOptions
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Event, FinishReason, Hit, Prompt, SearchFinished, TextDelta
+from search_o1.types import Event, FinishReason, Hit, Message, Prompt, SearchFinished, TextDelta
 
 Q, EQ = mk.BEGIN_QUERY, mk.END_QUERY
 
@@ -257,8 +257,10 @@ async def test_rag_agent_reads_a_page_it_was_shown() -> None:
 
 
 def test_prompt_extend_keeps_messages() -> None:
-    p = Prompt(()).extend("a").extend("b")
-    assert p.continuation == "ab"
+    messages = (Message("system", "Be brief."), Message("user", "Who directed Amélie?"))
+    p = Prompt(messages, "I think").extend(" it was").extend(" Jeunet.")
+    assert p.messages == messages  # the same messages, in order, untouched
+    assert p.continuation == "I think it was Jeunet."
 
 
 async def test_a_boxed_answer_inside_a_document_is_not_the_answer() -> None:

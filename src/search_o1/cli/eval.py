@@ -17,18 +17,17 @@ from search_o1.cli.options import (
     settings_from_flags,
 )
 from search_o1.cli.progress import interrupt_notice, progress_bar
+from search_o1.cli.run_options import RunFlags, run_options
 from search_o1.config import Settings
 from search_o1.engine import get_method, has_tools_mode, method_names
 from search_o1.errors import BackendError, ConfigError
 from search_o1.eval.datasets import (
-    DATA_DIR_ENV,
     Dataset,
     expected_files,
     load_dataset,
     parse_fields,
 )
 from search_o1.eval.runner import RunOptions, RunOutcome, check_resume, preflight, run_eval
-from search_o1.eval.sandbox import UNSAFE_FLAG, Limits
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 
@@ -48,69 +47,62 @@ def _known_table() -> str:
 
 @click.command("eval", cls=GroupedCommand, epilog=_known_table())
 @option(
-    "--dataset", required=True, group="run",
+    "--dataset",
+    required=True,
+    group="run",
     help="A known name (gpqa, math500, hotpotqa, ...) or a file.",
-)  # fmt: skip
+)
 @option(
-    "--method", type=click.Choice(method_names()), default="search-o1", group="run",
+    "--method",
+    type=click.Choice(method_names()),
+    default="search-o1",
+    group="run",
     help="search-o1, or one of the paper's baselines.",
-)  # fmt: skip
+)
 @option(
     "--split",
     group="run",
     help="gpqa: diamond|main|extended; QA sets: test|paper|native; livecodebench: "
     "test|v1-v4 (the paper's subset: releases v1-v4 dated from 2024-08-01).",
 )
-@option("--limit", type=int, group="run", help="Only the first N items.")
-@option(
-    "--data-dir", type=click.Path(path_type=Path), envvar=DATA_DIR_ENV, group="run",
-    help=f"Where known datasets live (env {DATA_DIR_ENV}).", show_default="./data",
-)  # fmt: skip
 @option("--fields", group="run", help="Field mapping for other files: question=q,answer=a,id=qid.")
 @option(
-    "--backoff", type=click.Path(path_type=Path, exists=True, file_okay=False), group="run",
-    help="A direct run of the same dataset: invalid answers take its answer (own column).",
-)  # fmt: skip
-@option(
-    "--sandbox-timeout",
-    type=float,
-    default=6.0,
+    "--backoff",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
     group="run",
-    help="Seconds per code test of our harness (pass@1_lenient); the paper's judge (pass@1) "
-    "gives each test 10.",
+    help="A direct run of the same dataset: invalid answers take its answer (own column).",
 )
-@option("--sandbox-memory-mb", type=int, default=2048, group="run", help="Memory per code test.")
 @option(
-    UNSAFE_FLAG, "unsafe_sandbox", is_flag=True, group="run",
-    help="Run model code even without bubblewrap (it could read and change your files).",
-)  # fmt: skip
-@option(
-    "--out", "out", required=True, type=click.Path(path_type=Path), group="output",
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path),
+    group="output",
     help="Run directory (rerun into it to resume).",
-)  # fmt: skip
-@option("--progress/--no-progress", default=True, group="output", help="Show the progress bar.")
+)
+@run_options
 @setting_options
 def command(
     dataset: str,
     method: str,
     split: str | None,
-    limit: int | None,
     out: Path,
-    data_dir: Path | None,
     fields: str | None,
     backoff: Path | None,
-    sandbox_timeout: float,
-    sandbox_memory_mb: int,
-    unsafe_sandbox: bool,
-    progress: bool,
+    run: RunFlags,
     config_file: Path | None,
     **flags: Any,
 ) -> None:
     """Evaluate METHOD on a benchmark; rerun the same command to resume."""
     data = load_dataset(
-        dataset, data_dir=data_dir, split=split, task=flags.get("task"), limit=limit,
-        seed=flags.get("seed") or 0, fields=parse_fields(fields),
-    )  # fmt: skip
+        dataset,
+        data_dir=run.data_dir,
+        split=split,
+        task=flags.get("task"),
+        limit=run.limit,
+        seed=flags.get("seed") or 0,
+        fields=parse_fields(fields),
+    )
     _warn_skipped(data)
     if not data.items:
         raise ConfigError(_no_rows(data))
@@ -119,15 +111,17 @@ def command(
         # The engine refuses it too, but only at the first item, after the run folder exists.
         raise ConfigError(f"the {method} method has no tools mode (--api-mode tools)")
     opts = RunOptions(
-        method=method, out=out, concurrency=settings.concurrency, schedule=settings.schedule,
-        backoff=backoff, limits=Limits(
-            timeout_s=sandbox_timeout, memory_mb=sandbox_memory_mb,
-            allow_unisolated=unsafe_sandbox,
-        ),
-        argv=sys.argv[1:], settings=settings,
-    )  # fmt: skip
+        method=method,
+        out=out,
+        concurrency=settings.concurrency,
+        schedule=settings.schedule,
+        backoff=backoff,
+        limits=run.sandbox,
+        argv=sys.argv[1:],
+        settings=settings,
+    )
     check_resume(out, data, opts)  # before any model loads: a refusal costs nothing
-    with progress_bar(enabled=progress) as opts.on_progress:
+    with progress_bar(enabled=run.progress) as opts.on_progress:
         outcome = asyncio.run(_run(settings, data, opts))
     click.echo((out / "summary.md").read_text(encoding="utf-8"))
     click.echo(f"run: {out} (ran {outcome.ran}, resumed {outcome.resumed})")
