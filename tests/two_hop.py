@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from search_o1 import markers as mk
+from search_o1.corpus.bm25 import BM25Search
+from search_o1.corpus.passage import Passage
+from search_o1.engine import Engine, EngineOptions
+from search_o1.llm.scripted import ScriptedLLM
 from search_o1.sources import CITE_INSTRUCTION
 from search_o1.types import Prompt
 
@@ -87,3 +91,12 @@ def respond_prompt(prompt: Prompt) -> str:
     """For ScriptedLLM."""
     text = "".join(m.content for m in prompt.messages)
     return reply(text, prompt.continuation)
+
+
+def corpus_search() -> BM25Search:
+    return BM25Search.build(Passage(r["id"], r["title"], r["text"]) for r in CORPUS)
+
+
+def two_hop_engine(llm: ScriptedLLM | None = None) -> Engine:
+    options = EngineOptions(task="multihop")
+    return Engine(llm or ScriptedLLM(respond_prompt), corpus_search(), options=options)

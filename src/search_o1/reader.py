@@ -95,9 +95,15 @@ class Reader:
     """
 
     def __init__(
-        self, llm: LLM, *, sampling: Sampling, max_tokens: int = 32768,
-        prompts: PromptSet | None = None, cite: bool = False, paper: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        llm: LLM,
+        *,
+        sampling: Sampling,
+        max_tokens: int = 32768,
+        prompts: PromptSet | None = None,
+        cite: bool = False,
+        paper: bool = False,
+    ) -> None:
         self.llm = llm
         self.sampling = sampling
         self.max_tokens = max_tokens
@@ -110,10 +116,14 @@ class Reader:
     ) -> ReaderResult:
         steps = paper_prev_reasoning(chain) if self.paper else trim_reasoning(chain)
         prompt = self.prompts.reader(
-            task, steps, query, self.prompts.documents(
+            task,
+            steps,
+            query,
+            self.prompts.documents(
                 task, page_fields(documents), lambda: format_documents(documents)
-            ), page_fields(documents),
-        )  # fmt: skip
+            ),
+            page_fields(documents),
+        )
         if self.cite and not self._templated(task):
             prompt += CITE_INSTRUCTION + "\n"
         start = time.perf_counter()
@@ -150,7 +160,8 @@ class Reader:
         needed = estimate_tokens(prompt) * 5 // 4 + _TEMPLATE_TOKENS
         if needed >= context:
             raise ContextOverflowError(
-                "reader", f"the reader prompt (~{needed} tokens) does not fit the reader "
+                "reader",
+                f"the reader prompt (~{needed} tokens) does not fit the reader "
                 f"model's {context}-token window",
-            )  # fmt: skip
+            )
         return min(self.max_tokens, context - needed)

@@ -37,8 +37,19 @@ def model() -> Iterator[FakeOpenAIServer]:
 
 
 def _ask(model: FakeOpenAIServer, tmp_path: Path, *args: str, **env: str) -> dict[str, object]:
-    argv = [str(EXE), "ask", QUESTION, "--json", "--base-url", model.url, "--chat-template",
-            "chatml", "--task", "multihop", *args]  # fmt: skip
+    argv = [
+        str(EXE),
+        "ask",
+        QUESTION,
+        "--json",
+        "--base-url",
+        model.url,
+        "--chat-template",
+        "chatml",
+        "--task",
+        "multihop",
+        *args,
+    ]
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SEARCH_O1_")}
     out = subprocess.run(
         argv, capture_output=True, text=True, env={**environ, **env}, cwd=tmp_path, timeout=120
@@ -70,8 +81,7 @@ def test_memory_backend_without_a_file_finds_nothing(
 
 def test_a_plugin_backend_is_chosen_by_name(model: FakeOpenAIServer, tmp_path: Path) -> None:
     site = make_plugin(tmp_path / "site", entry_points=ECHO_ENTRY_POINTS)
-    result = _ask(model, tmp_path, "--search", "echo", "--max-searches", "1",
-                  PYTHONPATH=str(site))  # fmt: skip
+    result = _ask(model, tmp_path, "--search", "echo", "--max-searches", "1", PYTHONPATH=str(site))
     searches = result["searches"]
     assert isinstance(searches, list)
     assert searches[0]["hits"] == [{"id": "echo-1", "title": "Echo", "url": None}]

@@ -18,9 +18,20 @@ ANSWER = "The capital of France is Paris, so \\boxed{Paris}."
 def test_json_ask_resends_a_chat_stream_reset_midway(tmp_path: Path) -> None:
     reset_first = lambda n: "reset" if n == 0 else None  # noqa: E731
     with openai_server(lambda body: ANSWER, fault=reset_first) as server:
-        out = run_cli("ask", QUESTION, "--json", "--method", "direct", "--api-mode", "chat",
-                      "--base-url", server.url, "--chat-template", "chatml",
-                      tmp_path=tmp_path)  # fmt: skip
+        out = run_cli(
+            "ask",
+            QUESTION,
+            "--json",
+            "--method",
+            "direct",
+            "--api-mode",
+            "chat",
+            "--base-url",
+            server.url,
+            "--chat-template",
+            "chatml",
+            tmp_path=tmp_path,
+        )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["answer"] == "Paris" and result["finish_reason"] == "answered"
@@ -30,8 +41,17 @@ def test_json_ask_resends_a_chat_stream_reset_midway(tmp_path: Path) -> None:
 
 def test_a_static_web_server_gets_one_line_and_exit_2(tmp_path: Path) -> None:
     with static_web_server(tmp_path) as url:
-        out = run_cli("ask", QUESTION, "--method", "direct", "--base-url", url,
-                      "--chat-template", "chatml", tmp_path=tmp_path)  # fmt: skip
+        out = run_cli(
+            "ask",
+            QUESTION,
+            "--method",
+            "direct",
+            "--base-url",
+            url,
+            "--chat-template",
+            "chatml",
+            tmp_path=tmp_path,
+        )
     assert out.returncode == 2 and "Traceback" not in out.stderr
     error = out.stderr.strip().splitlines()
     assert len(error) == 1 and error[0].startswith("error:") and "<html" not in error[0].lower()

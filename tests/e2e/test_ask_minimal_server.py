@@ -84,10 +84,17 @@ def test_ask_drives_a_minimal_server(minimal_server: str, tmp_path: Path) -> Non
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps(r) for r in CORPUS) + "\n", encoding="utf-8")
     out = run_cli(
-        "ask", "Where was the designer of the Glimmer Bridge born?", "--json",
-        "--base-url", minimal_server, "--model", "any", "--corpus", str(corpus),
+        "ask",
+        "Where was the designer of the Glimmer Bridge born?",
+        "--json",
+        "--base-url",
+        minimal_server,
+        "--model",
+        "any",
+        "--corpus",
+        str(corpus),
         tmp_path=tmp_path,
-    )  # fmt: skip
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert [s["query"] for s in result["searches"]] == [

@@ -82,8 +82,14 @@ def test_ask_as_a_user_subprocess_with_replay_miss(model: FakeOpenAIServer, tmp_
     def run(*extra: str, question: str = QUESTION) -> subprocess.CompletedProcess[str]:
         args = ask_args(model, endpoint, "serper", tmp_path / "c.sqlite")
         args[1] = question
-        return subprocess.run([str(EXE), *args, *extra], capture_output=True, text=True,
-                              env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [str(EXE), *args, *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
 
     first = run()
     site.stop()

@@ -17,10 +17,16 @@ from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 
 CAPITALS = {
-    "France": "Paris", "Japan": "Tokyo", "Kenya": "Nairobi", "Peru": "Lima",
-    "Norway": "Oslo", "Egypt": "Cairo", "Chile": "Santiago", "Spain": "Madrid",
+    "France": "Paris",
+    "Japan": "Tokyo",
+    "Kenya": "Nairobi",
+    "Peru": "Lima",
+    "Norway": "Oslo",
+    "Egypt": "Cairo",
+    "Chile": "Santiago",
+    "Spain": "Madrid",
     "Ghana": "Accra",
-}  # fmt: skip
+}
 ROWS = [
     {"id": f"c{i}", "question": f"What is the capital of {country}?", "golden_answers": [city]}
     for i, (country, city) in enumerate(CAPITALS.items())
@@ -36,9 +42,26 @@ def every_third(n: int) -> str | None:
 def test_faulty_200s_fail_items_until_a_rerun_answers_each_once(tmp_path: Path) -> None:
     answers = {r["question"]: f"The capital is \\boxed{{{r['golden_answers'][0]}}}." for r in ROWS}
     data = write_jsonl(tmp_path / "capitals.jsonl", ROWS)
-    args = ["eval", "--dataset", str(data), "--out", "run", "--method", "direct",
-            "--model", "fake-model", "--chat-template", "chatml", "--no-progress",
-            "--task", "qa", "--retries", "0", "--concurrency", "1"]  # fmt: skip
+    args = [
+        "eval",
+        "--dataset",
+        str(data),
+        "--out",
+        "run",
+        "--method",
+        "direct",
+        "--model",
+        "fake-model",
+        "--chat-template",
+        "chatml",
+        "--no-progress",
+        "--task",
+        "qa",
+        "--retries",
+        "0",
+        "--concurrency",
+        "1",
+    ]
     exits = []
     with openai_server(responder(answers), return_stop=False, fault=every_third) as server:
         for _ in range(6):

@@ -8,28 +8,18 @@ Screenshots land in the test's temp dir; their paths are printed (pytest -s show
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.e2e.page_support import CHROMIUM, browser, page, screenshot
 from tests.serve_support import ANSWER, FACTS, QUERY, QUESTION, scripted_engine, write_run_dir
 
 from search_o1.serve.app import create_app
 from search_o1.serve.background import serve_in_thread
 from search_o1.serve.view import create_view_app
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+__all__ = ["browser", "page"]  # the fixtures this module's tests use
 
 pytestmark = [
     pytest.mark.skipif(
@@ -40,30 +30,6 @@ pytestmark = [
     # The module's fixture holds one browser: its tests share one test worker.
     pytest.mark.xdist_group("browser"),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1240, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
-
-
-def screenshot(page: Any, path: Path) -> Path:
-    page.screenshot(path=str(path), full_page=True)
-    print(f"\nscreenshot: {path}")
-    return path
 
 
 def test_ask_shows_the_search_card_and_the_answer(page: Any, tmp_path: Path) -> None:

@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.test_page import CHROMIUM, browser, page, screenshot
-from tests.integration.test_mcp_http import two_hop_engine
+from tests.e2e.page_support import CHROMIUM, browser, page, screenshot
 from tests.serve_support import write_run_dir
-from tests.two_hop import ANSWER, QUESTION
+from tests.two_hop import ANSWER, QUESTION, two_hop_engine
 
 from search_o1.serve.app import create_app
 from search_o1.serve.background import serve_in_thread
 from search_o1.serve.view import create_view_app
 
-__all__ = ["browser", "page"]  # the fixtures, shared with test_page
+__all__ = ["browser", "page"]  # the fixtures this module's tests use
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM}"),

@@ -10,25 +10,16 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.e2e.serve_cli_support import EXE, free_port
 from tests.serve_support import ANSWER, QUERY, QUESTION, respond_text
 from tests.servers.openai_server import openai_server
-
-EXE = Path(sys.executable).with_name("search-o1")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[str]) -> None:
@@ -56,7 +47,7 @@ def test_serve_cli_streams_with_auth_and_shuts_down_gracefully(tmp_path: Path) -
         return reply
 
     with openai_server(model) as srv:
-        port = _free_port()
+        port = free_port()
         env = {
             **os.environ,
             "SEARCH_O1_INDEX_CACHE": str(tmp_path / "indexes"),
@@ -73,9 +64,12 @@ def test_serve_cli_streams_with_auth_and_shuts_down_gracefully(tmp_path: Path) -
             headers = {"Authorization": "Bearer k-123"}
             events, content = [], ""
             with httpx.stream(
-                "POST", url + "/v1/chat/completions", json={**body, "stream": True},
-                headers=headers, timeout=30,
-            ) as r:  # fmt: skip
+                "POST",
+                url + "/v1/chat/completions",
+                json={**body, "stream": True},
+                headers=headers,
+                timeout=30,
+            ) as r:
                 for line in r.iter_lines():
                     if not line.startswith("data: ") or line == "data: [DONE]":
                         continue
@@ -101,7 +95,7 @@ def test_serve_cli_streams_with_auth_and_shuts_down_gracefully(tmp_path: Path) -
 
 
 def _serve(tmp_path: Path, *args: str) -> tuple[str, subprocess.Popen[str]]:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "indexes")}
     cmd = [str(EXE), "serve", "--port", str(port), *args]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, text=True, stderr=subprocess.PIPE)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tests.e2e.test_eval_cli import EXE
+from tests.e2e.eval_support import EXE
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 from tests.servers.web import Reply, web_server

@@ -49,9 +49,16 @@ def test_eval_runs_in_tools_mode(tmp_path: Path) -> None:
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with tool_server(PLAIN, two_hop_tools) as srv:
         out = cli(
-            tmp_path, "eval", "--dataset", str(data), "--out", "run", "--base-url", srv.url,
+            tmp_path,
+            "eval",
+            "--dataset",
+            str(data),
+            "--out",
+            "run",
+            "--base-url",
+            srv.url,
             "--no-progress",
-        )  # fmt: skip
+        )
     assert out.returncode == 0, out.stderr
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["overall"]["em"] == 1.0

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
-from tests.e2e.test_serve_cli import EXE, _free_port
+from tests.e2e.serve_cli_support import EXE, free_port
 from tests.serve_support import write_run_dir
 
 
@@ -31,7 +31,7 @@ def _get(url: str, proc: subprocess.Popen[str], **headers: str) -> httpx.Respons
 
 def test_view_refuses_foreign_hosts_and_origins_unless_allowed(tmp_path: Path) -> None:
     run = write_run_dir(tmp_path / "run")
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/api/run"
     proc = _view(run, port)
     try:
@@ -43,7 +43,7 @@ def test_view_refuses_foreign_hosts_and_origins_unless_allowed(tmp_path: Path) -
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/api/run"
     flags = ("--allowed-host", "runs.example", "--cors-origin", "http://app.example")
     proc = _view(run, port, *flags)

@@ -90,10 +90,17 @@ async def test_progress_after_resume_covers_every_item(tmp_path: Path) -> None:
 
 def test_a_summary_of_nothing_scored_shows_dashes() -> None:
     metrics = {
-        "dataset": "x", "method": "direct", "task": "qa", "primary": "em", "items": 3, "n": 0,
-        "missing": 3, "skipped_rows": 0, "num_valid": 0,
+        "dataset": "x",
+        "method": "direct",
+        "task": "qa",
+        "primary": "em",
+        "items": 3,
+        "n": 0,
+        "missing": 3,
+        "skipped_rows": 0,
+        "num_valid": 0,
         "overall": {"em": 0.0, "f1": 0.0, "acc": 0.0},
-    }  # fmt: skip
+    }
     table_row = render_summary(metrics).splitlines()[4]
     assert table_row == "| direct | – | – | – |"
 
@@ -123,9 +130,24 @@ def test_eval_refuses_no_usable_rows_and_a_folder(tmp_path: Path) -> None:
 
 def test_eval_checks_the_model_server_before_any_item(tmp_path: Path) -> None:
     data = dataset(tmp_path)
-    args = ["eval", "--dataset", str(data.path), "--task", "qa", "--out", str(tmp_path / "r"),
-            "--method", "direct", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-            "--retries", "0", "--no-progress"]  # fmt: skip
+    args = [
+        "eval",
+        "--dataset",
+        str(data.path),
+        "--task",
+        "qa",
+        "--out",
+        str(tmp_path / "r"),
+        "--method",
+        "direct",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--retries",
+        "0",
+        "--no-progress",
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     assert "127.0.0.1:9" in result.stderr and "items failed" not in result.stderr
@@ -138,9 +160,26 @@ def test_eval_checks_the_model_server_before_any_item(tmp_path: Path) -> None:
 def test_eval_refuses_a_method_without_tools_mode_before_anything(tmp_path: Path) -> None:
     data = dataset(tmp_path)
     out = tmp_path / "r"
-    args = ["eval", "--dataset", str(data.path), "--task", "qa", "--out", str(out),
-            "--method", "rag-agent", "--api-mode", "tools", "--search", "memory",
-            "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--no-progress"]  # fmt: skip
+    args = [
+        "eval",
+        "--dataset",
+        str(data.path),
+        "--task",
+        "qa",
+        "--out",
+        str(out),
+        "--method",
+        "rag-agent",
+        "--api-mode",
+        "tools",
+        "--search",
+        "memory",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--no-progress",
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     assert "the rag-agent method has no tools mode" in result.stderr

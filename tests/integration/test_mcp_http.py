@@ -17,11 +17,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from tests.two_hop import ANSWER, CORPUS, QUERIES, QUESTION, respond_prompt
+from tests.two_hop import ANSWER, QUERIES, QUESTION, respond_prompt, two_hop_engine
 
-from search_o1.corpus.bm25 import BM25Search
-from search_o1.corpus.passage import Passage
-from search_o1.engine import Engine, EngineOptions
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.mcp.models import AskResult, RetrieveResult, SearchResult
@@ -30,15 +27,6 @@ from search_o1.serve.background import serve_in_thread
 from search_o1.types import Completion, TextSink
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-def corpus_search() -> BM25Search:
-    return BM25Search.build(Passage(r["id"], r["title"], r["text"]) for r in CORPUS)
-
-
-def two_hop_engine(llm: ScriptedLLM | None = None) -> Engine:
-    options = EngineOptions(task="multihop")
-    return Engine(llm or ScriptedLLM(respond_prompt), corpus_search(), options=options)
 
 
 @pytest.fixture

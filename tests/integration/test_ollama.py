@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.test_ask_cli import CORPUS, run_cli
+from tests.e2e.ask_support import CORPUS, run_cli
 from tests.servers.ollama_server import MODEL, OllamaServer, ollama_server
 from tests.servers.reasoning_server import thinks_on, two_hop_thinker
 

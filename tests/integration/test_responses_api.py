@@ -66,9 +66,14 @@ def test_two_hop_question_over_the_responses_api(streamed: bool) -> None:
     # The reasoning items (encrypted) went back unchanged, before their calls, in order.
     third = srv.turns[2]["input"]
     assert [i.get("type", i.get("role")) for i in third] == [
-        "user", "reasoning", "function_call", "function_call_output",
-        "reasoning", "function_call", "function_call_output",
-    ]  # fmt: skip
+        "user",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
     assert third[1] == srv.sent["call_1_0"] and third[4] == srv.sent["call_2_0"]
     assert third[1]["encrypted_content"].startswith("gAAAA")
     assert third[3] == {
@@ -117,8 +122,10 @@ def test_the_server_refuses_calls_sent_back_without_their_reasoning() -> None:
     assert first.tool_calls == (ToolCall("call_1_0", "search", first.tool_calls[0].arguments),)
     assert first.finish == "tool_calls" and first.reasoning == "I need the designer first."
     assert reply.tool_calls[0].argument("query") == "Orla Venn birthplace"
-    assert srv.refused == ["Item 'None' of type 'function_call' was provided without its "
-                           "required 'reasoning' item: 'rs_1'."]  # fmt: skip
+    assert srv.refused == [
+        "Item 'None' of type 'function_call' was provided without its "
+        "required 'reasoning' item: 'rs_1'."
+    ]
 
 
 def _request(after: tuple[ChatMessage, ...]) -> ToolRequest:

@@ -9,8 +9,7 @@ from typing import Any
 
 import openai
 import pytest
-from tests.integration.test_mcp_http import two_hop_engine
-from tests.two_hop import ANSWER, QUESTION
+from tests.two_hop import ANSWER, QUESTION, two_hop_engine
 
 from search_o1._http import ssl_context
 from search_o1.serve.app import create_app

@@ -299,7 +299,8 @@ async def test_fetch_outcomes_are_counted_in_the_trace() -> None:
             ]
 
     model = ScriptedLLM([f"{Q}x{EQ}", "\\boxed{y}"])
-    engine = Engine(model, MemorySearch({"x": [Hit("1", "t")]}), options=opts(reader=False),
-                    documents=Pages())  # fmt: skip
+    engine = Engine(
+        model, MemorySearch({"x": [Hit("1", "t")]}), options=opts(reader=False), documents=Pages()
+    )
     trace = await engine.run("q?")
     assert trace.document_counts() == {"ok": 2, "snippet_only": 1, "failed": 1, "empty": 1}

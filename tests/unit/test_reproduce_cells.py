@@ -30,8 +30,11 @@ def test_a_method_without_tools_mode_is_a_noted_cell_in_tools_mode(tmp_path: Pat
     assert "| RAgent-QwQ-32B · paper |" in summary
     assert "- nq · rag-agent: not run: no tools mode (--api-mode tools)" in summary
     assert [has_tools_mode(get_method(m)) for m in ("direct", "rag", "rag-agent", "search-o1")] == [
-        True, True, False, True,
-    ]  # fmt: skip
+        True,
+        True,
+        False,
+        True,
+    ]
 
 
 def _split(group: str, scores: dict[str, tuple[int, float]], primary: str) -> dict[str, Any]:
@@ -41,15 +44,19 @@ def _split(group: str, scores: dict[str, tuple[int, float]], primary: str) -> di
 def test_table_1_shows_domains_and_difficulties_beside_each_overall_column() -> None:
     domains = {"Physics": (2, 1.0), "Chemistry": (1, 0.0), "Biology": (1, 0.0)}
     gpqa = {
-        "n": 4, "primary": "em", "overall": {"em": 0.5},
+        "n": 4,
+        "primary": "em",
+        "overall": {"em": 0.5},
         "breakdowns": _split("domain", domains, "em"),
         "backoff": {"em": 0.75, "replaced": 1},
         "backoff_breakdowns": _split("domain", {**domains, "Chemistry": (1, 1.0)}, "em"),
-    }  # fmt: skip
+    }
     lcb = {
-        "n": 3, "primary": "pass@1", "overall": {"pass@1": 1 / 3},
+        "n": 3,
+        "primary": "pass@1",
+        "overall": {"pass@1": 1 / 3},
         "breakdowns": _split("difficulty", {"easy": (1, 1.0), "hard": (2, 0.0)}, "pass@1"),
-    }  # fmt: skip
+    }
     results = [
         CellResult("gpqa", "search-o1", gpqa),
         CellResult("livecodebench", "search-o1", lcb),

@@ -16,11 +16,23 @@ from search_o1.llm.openai.wire import StreamError
 from search_o1.llm.tools import ToolRequest
 from search_o1.tool_chat import ChatMessage, ToolCall, search_tool
 
-REASONING = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAA-x",
-             "summary": [{"type": "summary_text", "text": "First."},
-                         {"type": "summary_text", "text": "Second."}]}  # fmt: skip
-CALL = {"id": "fc_1", "type": "function_call", "call_id": "call_9", "name": "search",
-        "arguments": '{"query": "Tosca composer"}', "status": "completed"}  # fmt: skip
+REASONING = {
+    "id": "rs_1",
+    "type": "reasoning",
+    "encrypted_content": "gAAAA-x",
+    "summary": [
+        {"type": "summary_text", "text": "First."},
+        {"type": "summary_text", "text": "Second."},
+    ],
+}
+CALL = {
+    "id": "fc_1",
+    "type": "function_call",
+    "call_id": "call_9",
+    "name": "search",
+    "arguments": '{"query": "Tosca composer"}',
+    "status": "completed",
+}
 
 
 def test_the_chooser_doctests() -> None:
@@ -62,10 +74,15 @@ def test_body_is_stateless_flat_and_sends_turns_back_as_they_came() -> None:
 
 
 def _response(status: str = "completed", **extra: Any) -> dict[str, Any]:
-    message = {"type": "message", "role": "assistant",
-               "content": [{"type": "output_text", "text": "It is "},
-                           {"type": "refusal", "refusal": "no"},
-                           {"type": "output_text", "text": "Puccini."}]}  # fmt: skip
+    message = {
+        "type": "message",
+        "role": "assistant",
+        "content": [
+            {"type": "output_text", "text": "It is "},
+            {"type": "refusal", "refusal": "no"},
+            {"type": "output_text", "text": "Puccini."},
+        ],
+    }
     usage = {"input_tokens": 12, "output_tokens": 34}
     return {"status": status, "output": [REASONING, CALL, message], "usage": usage} | extra
 
@@ -136,13 +153,22 @@ def test_a_stream_shows_text_and_summary_live_and_ends_as_the_whole_reply(
 @pytest.mark.parametrize(
     ("event", "words"),
     [
-        ({"type": "error", "code": "rate_limit_exceeded", "message": "Slow down."},
-         "rate_limit_exceeded: Slow down."),
-        ({"type": "response.failed",
-          "response": {"status": "failed", "error": {"code": "server_error", "message": "Oops"}}},
-         "server_error: Oops"),
+        (
+            {"type": "error", "code": "rate_limit_exceeded", "message": "Slow down."},
+            "rate_limit_exceeded: Slow down.",
+        ),
+        (
+            {
+                "type": "response.failed",
+                "response": {
+                    "status": "failed",
+                    "error": {"code": "server_error", "message": "Oops"},
+                },
+            },
+            "server_error: Oops",
+        ),
     ],
-)  # fmt: skip
+)
 def test_failure_events_raise_stream_errors(event: dict[str, Any], words: str) -> None:
     with pytest.raises(StreamError, match=words):
         rw.ResponsesStreamState().feed(event)

@@ -176,10 +176,16 @@ KNOWN: dict[str, Spec] = {
     )
 }
 ALIASES = {
-    "aime": "aime24", "aime2024": "aime24", "amc": "amc23", "amc2023": "amc23",
-    "livecode": "livecodebench", "lcb": "livecodebench", "math": "math500",
-    "2wikimultihopqa": "2wiki", "gpqa-diamond": "gpqa",
-}  # fmt: skip
+    "aime": "aime24",
+    "aime2024": "aime24",
+    "amc": "amc23",
+    "amc2023": "amc23",
+    "livecode": "livecodebench",
+    "lcb": "livecodebench",
+    "math": "math500",
+    "2wikimultihopqa": "2wiki",
+    "gpqa-diamond": "gpqa",
+}
 
 
 def default_data_dir() -> Path:
@@ -306,9 +312,13 @@ def load_dataset(
         path = _resolve_known(spec, split, data_dir or default_data_dir())
         kind: TaskKind = task or spec.task  # type: ignore[assignment]
         ds = load_file(
-            path, kind, name=spec.name, seed=seed, fields=fields,
+            path,
+            kind,
+            name=spec.name,
+            seed=seed,
+            fields=fields,
             integer_answers=spec.integer_answers,
-        )  # fmt: skip
+        )
         keep = spec.subsets.get(split or "")
         if keep is not None:
             ds = replace(ds, items=[item for item in ds.items if keep(item)])

@@ -105,10 +105,16 @@ async def _run_cell(
     direct = opts.out / f"{dataset}.direct"
     backoff = direct if method != "direct" and (direct / runfiles.METRICS).exists() else None
     run = RunOptions(
-        method=method, out=opts.out / f"{dataset}.{method}", concurrency=cell.concurrency,
-        schedule=cell.schedule, limits=opts.sandbox, on_progress=opts.on_progress,
-        argv=opts.argv, settings=cell, backoff=backoff,
-    )  # fmt: skip
+        method=method,
+        out=opts.out / f"{dataset}.{method}",
+        concurrency=cell.concurrency,
+        schedule=cell.schedule,
+        limits=opts.sandbox,
+        on_progress=opts.on_progress,
+        argv=opts.argv,
+        settings=cell,
+        backoff=backoff,
+    )
     async with open_pipeline(cell, search=get_method(method).needs_search) as engine:
         outcome = await run_eval(engine, data, run)
     note = failure_note(outcome.failed, outcome.failures)
@@ -254,7 +260,8 @@ def _head(table: str, profile: str, datasets: Sequence[str]) -> list[str]:
 def _notes(results: Sequence[CellResult]) -> list[str]:
     notes = [f"- {r.dataset} · {r.method}: {r.note}" for r in results if r.note]
     runs = [
-        "", "Each cell is a run directory `<dataset>.<method>/` (metrics.json, summary.md). "
+        "",
+        "Each cell is a run directory `<dataset>.<method>/` (metrics.json, summary.md). "
         "\"+ back-off\": invalid answers take the direct run's, as the paper's numbers do.",
-    ]  # fmt: skip
+    ]
     return [*runs, *(["", "Notes:", *notes] if notes else [])]

@@ -150,11 +150,19 @@ class PromptSet:
         return out
 
     def reader(
-        self, task: str, previous_reasoning: str, query: str, documents: str,
+        self,
+        task: str,
+        previous_reasoning: str,
+        query: str,
+        documents: str,
         pages: list[dict[str, Any]],
-    ) -> str:  # fmt: skip
-        values = {"previous_reasoning": previous_reasoning, "query": query,
-                  "documents": documents, "pages": pages}  # fmt: skip
+    ) -> str:
+        values = {
+            "previous_reasoning": previous_reasoning,
+            "query": query,
+            "documents": documents,
+            "pages": pages,
+        }
         out = self._render("reader", task, values)
         return builtin.reader_prompt(previous_reasoning, query, documents) if out is None else out
 
