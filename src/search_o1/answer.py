@@ -58,9 +58,9 @@ def extract_boxed(text: str) -> str | None:
 
 
 def is_placeholder(answer: str, task: str) -> bool:
-    """Whether a box holds the answer-format instruction's placeholder (ours and the
-    paper's say "\\boxed{YOUR_ANSWER}", ours for choices "\\boxed{LETTER}"): a small model
-    copies it; that is no answer.
+    r"""Whether a box holds the answer-format instruction's placeholder (ours and the
+    paper's say "\boxed{YOUR_ANSWER}", ours for choices "\boxed{LETTER}"): a small model
+    copies it; that is no answer. LaTeX may escape the underscore (`YOUR\_ANSWER`).
 
     >>> is_placeholder("YOUR\\_ANSWER", "qa"), is_placeholder("your answer", "math")
     (True, True)
