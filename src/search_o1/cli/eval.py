@@ -16,7 +16,7 @@ from search_o1.cli.options import (
     setting_options,
     settings_from_flags,
 )
-from search_o1.cli.progress import interrupt_notice, progress_bar
+from search_o1.cli.progress import Terminated, interrupt_notice, progress_bar, terminate_cancels
 from search_o1.cli.run_options import RunFlags, run_options
 from search_o1.config import Settings
 from search_o1.engine import get_method, has_tools_mode, method_names
@@ -123,6 +123,8 @@ def command(
     check_resume(out, data, opts)  # before any model loads: a refusal costs nothing
     with progress_bar(enabled=run.progress) as opts.on_progress:
         outcome = asyncio.run(_run(settings, data, opts))
+    if outcome is None:
+        raise Terminated  # outside the event loop: the CLI says so in one line, exit 143
     click.echo((out / "summary.md").read_text(encoding="utf-8"))
     click.echo(f"run: {out} (ran {outcome.ran}, resumed {outcome.resumed})")
     replay_note(settings)
@@ -143,14 +145,20 @@ def _failed_line(outcome: RunOutcome) -> str:
     return f"{outcome.failed} items failed ({causes}); rerun the same command to retry them"
 
 
-async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome:
-    with interrupt_notice(
-        "Ctrl-C: stopping (finishing writes, closing servers)…",
-        terminate="SIGTERM: stopping (finishing writes, closing servers)…",
-    ):
-        async with open_pipeline(settings, search=get_method(opts.method).needs_search) as engine:
-            await preflight(engine, data)
-            return await run_eval(engine, data, opts)
+async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome | None:
+    """The run's outcome; None when SIGTERM stopped it (what finished is kept)."""
+    stopping = "stopping (finishing writes, closing servers)…"
+    with interrupt_notice(f"Ctrl-C: {stopping}"), terminate_cancels(f"SIGTERM: {stopping}") as term:
+        try:
+            async with open_pipeline(
+                settings, search=get_method(opts.method).needs_search
+            ) as engine:
+                await preflight(engine, data)
+                return await run_eval(engine, data, opts)
+        except asyncio.CancelledError:
+            if term():
+                return None
+            raise
 
 
 def _warn_skipped(data: Dataset) -> None:

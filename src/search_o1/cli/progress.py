@@ -6,6 +6,7 @@ the command's business, so a library caller gets no bar it did not ask for.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -58,14 +59,11 @@ class Terminated(KeyboardInterrupt):
 
 
 @contextmanager
-def interrupt_notice(message: str, *, terminate: str | None = None) -> Iterator[None]:
+def interrupt_notice(message: str) -> Iterator[None]:
     """On Ctrl-C, say `message` at once, then let the interrupt proceed as before.
 
     Stopping cleanly (cancelling requests, writing metrics, closing servers) takes a
-    moment; the user should know it is under way rather than see nothing. With
-    `terminate`, SIGTERM (a service manager, `kill`, a job scheduler's time limit) says
-    that and stops the same way, as `Terminated`, instead of killing the process
-    before it keeps what finished.
+    moment; the user should know it is under way rather than see nothing.
     """
     previous = signal.getsignal(signal.SIGINT)
     if not callable(previous):
@@ -79,17 +77,37 @@ def interrupt_notice(message: str, *, terminate: str | None = None) -> Iterator[
         click.echo(f"\n{message}", err=True)
         previous(signum, frame)
 
-    def term(signum: int, frame: FrameType | None) -> None:
-        click.echo(f"\n{terminate}", err=True)
-        raise Terminated
-
-    own_term = terminate is not None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     signal.signal(signal.SIGINT, notice)
-    if own_term:
-        signal.signal(signal.SIGTERM, term)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-        if own_term:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextmanager
+def terminate_cancels(message: str) -> Iterator[Callable[[], bool]]:
+    """Inside a running event loop: SIGTERM says `message` and cancels the current task,
+    so the run stops at an await and keeps what finished, as on Ctrl-C. Yields a check
+    of whether that happened (the caller then raises `Terminated` outside the loop).
+
+    A SIGTERM that is ignored (nohup and the like) stays ignored.
+    """
+    fired = False
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield lambda: fired
+        return
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+
+    def on_term() -> None:
+        nonlocal fired
+        if not fired and task is not None:
+            fired = True
+            click.echo(f"\n{message}", err=True)
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, on_term)
+    try:
+        yield lambda: fired
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
