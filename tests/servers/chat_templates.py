@@ -100,13 +100,15 @@ def render(
     *,
     add_generation_prompt: bool,
     enable_thinking: bool = True,
+    bos_token: str | None = None,
 ) -> str:
+    """`bos_token`: the model's (R1's template writes it); by default the family's."""
     template = _ENV.from_string(TEMPLATES[family])
     return template.render(
         messages=messages,
         add_generation_prompt=add_generation_prompt,
         enable_thinking=enable_thinking,
-        bos_token=BOS.get(family, ""),
+        bos_token=BOS.get(family, "") if bos_token is None else bos_token,
     )
 
 

@@ -27,7 +27,12 @@ CHAT_CONTINUATION: Mapping[str, Continuation | None] = {
     "vllm": "continue_final",
     "sglang": "continue_final",
     "unknown": "continue_final",  # vLLM-compatible fields; ignored by servers without them
-    "llamacpp": "prefill",
+    # llama.cpp refuses an assistant prefill while thinking is on; with a template it
+    # does not take for a thinking one (QwQ's: the thinking then comes as content, with
+    # no <think>, the prompt opened it) a prefill re-renders the turn without the
+    # prompt's <think>. Raw completions, which every llama.cpp server has, keep the
+    # chain as it is in both cases.
+    "llamacpp": "raw",
     "openrouter": "prefill",
     "deepseek": "prefix",
     # Ollama continues a chain by its native raw generate, which every server has.
@@ -41,15 +46,9 @@ CHAT_CONTINUATION: Mapping[str, Continuation | None] = {
 def chat_continuation(kind: str, chain: str) -> Continuation | None:
     """How a chat-mode client continues `chain` on a server of `kind` (None: it cannot).
 
-    llama.cpp refuses an assistant prefill while thinking is on (or, in some builds,
-    answers it with a mangled think block), so a chain that thinks goes to its raw
-    completions, which every llama.cpp server has.
-
-    >>> chat_continuation("llamacpp", "<think>\\nhm"), chat_continuation("llamacpp", "hm")
-    ('raw', 'prefill')
+    >>> chat_continuation("llamacpp", "hm"), chat_continuation("vllm", "hm")
+    ('raw', 'continue_final')
     """
-    if kind == "llamacpp" and THINK_OPEN in chain:
-        return "raw"
     return CHAT_CONTINUATION.get(kind, "continue_final")
 
 
