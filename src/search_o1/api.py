@@ -23,6 +23,7 @@ from search_o1.engine import Method, get_method
 from search_o1.errors import ConfigError
 from search_o1.llm.base import LLM
 from search_o1.pipeline import Pipeline
+from search_o1.profiles import resolve
 from search_o1.search.base import Search
 from search_o1.sources import answer_sources
 from search_o1.tasks import TaskKind
@@ -68,7 +69,8 @@ async def aask(
 ) -> Answer:
     """Answer one question (the async twin of `ask`)."""
     spec = method if isinstance(method, Method) else get_method(method)
-    loaded = load_settings(settings)
+    # The profile's values for this method, as the CLI resolves them.
+    loaded = resolve(load_settings(settings), method=spec.name)
     pipeline = Pipeline(
         loaded,
         llm=llm,

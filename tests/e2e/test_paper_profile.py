@@ -157,3 +157,25 @@ def test_rag_agent_limits_and_the_page_cut_on_a_qa_set(
     page = last[last.rindex(mk.BEGIN_FULL_PAGE) : last.rindex(mk.END_FULL_PAGE)]
     assert PAGE[:8000].strip() in page and PAGE[8000:8100] not in page
     assert "at most 5 times" in prompt_text(bodies[0])
+
+
+def ask(model: FakeOpenAIServer, site: WebServer, tmp: Path, *args: str) -> None:
+    question = "Who first won the Harbour Prize?"
+    flags = ["--base-url", model.url, "--chat-template", "chatml", "--search", "serper"]
+    flags += ["--search-endpoint", site.url("/search"), "--allow-private-hosts"]
+    flags += ["--cache-path", str(tmp / "cache.sqlite"), "--json"]
+    result = CliRunner().invoke(cli, ["ask", question, *flags, *args])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("method", ["direct", "rag"])
+def test_ask_sends_the_baselines_tokens_as_eval_does(
+    method: str, model: FakeOpenAIServer, site: WebServer, tmp_path: Path
+) -> None:
+    paper = ("--profile", "paper", "--paper-model", "other")
+    ask(model, site, tmp_path, "--method", method, *paper)
+    # The paper's baseline scripts send 32,768 whatever the model, in ask as in eval.
+    assert [b["max_tokens"] for b in model.completion_requests] == [32768]
+    model.requests.clear()
+    ask(model, site, tmp_path, "--method", "search-o1", *paper)
+    assert {b["max_tokens"] for b in model.completion_requests} == {8192}

@@ -180,3 +180,14 @@ async def test_a_plugin_method_is_named_then_loaded_on_first_use(method_plugin: 
     assert get_method("terse") is METHODS["terse"]
     with pytest.raises(ConfigError, match=r"entry point 'misnamed' .* must name a Method"):
         get_method("misnamed")
+
+
+def test_ask_gives_the_paper_baselines_their_tokens() -> None:
+    # Longer than 8,192 tokens (the paper's "other" model row), shorter than 32,768: the
+    # paper's direct script sends 32,768 whatever the model, so the box is reached.
+    long = "Thinking it over. " * 2000 + ANSWER
+    settings = {"profile": "paper", "paper_model": "other"}
+    answer = ask("q?", llm=ScriptedLLM(chain=[long]), method="direct", **settings)
+    assert answer.text == "Jean-Pierre Jeunet"
+    cut = ask("q?", llm=ScriptedLLM(chain=[long]), method="direct", paper_model="other")
+    assert cut.text is None  # ours: the model row's 8,192 tokens cut it

@@ -24,6 +24,7 @@ from search_o1.config import Settings
 from search_o1.engine import get_method, method_names
 from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.pipeline import open_pipeline
+from search_o1.profiles import resolve
 from search_o1.sources import answer_sources
 from search_o1.text_safety import scrub
 from search_o1.types import FinishReason, Trace, to_jsonable
@@ -111,6 +112,9 @@ def check_writable(path: Path | None, flag: str) -> None:
 
 
 async def _run(settings: Settings, question: str, method: str, view: LiveView | None) -> Trace:
+    # The profile's values for this method (the paper's baselines send 32,768 tokens), as
+    # eval resolves them.
+    settings = resolve(settings, method=method)
     async with open_pipeline(settings, search=get_method(method).needs_search) as engine:
         return await engine.run(question, method=method, on_event=view.on_event if view else None)
 
