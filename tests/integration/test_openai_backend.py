@@ -142,8 +142,9 @@ async def test_auto_template_falls_back_to_chatml() -> None:
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
 async def test_chat_mode_continues_the_final_assistant_message(streaming: bool) -> None:
+    # A prefill (OpenRouter's way, or asked for); llama.cpp chains go raw (next test).
     with openai_server(reply(" Paris." + END), return_stop=False) as server:
-        llm = fast(server.url, api_mode="chat", stream=streaming)
+        llm = fast(server.url, api_mode="chat", stream=streaming, continuation="prefill")
         done = await llm.complete(
             CompletionRequest(
                 PROMPT.extend("The capital is"), stop=[END], max_tokens=20, sampling=SAMPLING
@@ -154,6 +155,23 @@ async def test_chat_mode_continues_the_final_assistant_message(streaming: bool) 
     body = server.completion_requests[0]
     assert body["messages"][-1] == {"role": "assistant", "content": "The capital is"}
     assert done.text == " Paris." and done.stop == END
+
+
+async def test_chat_mode_continues_a_llamacpp_chain_by_raw_completions() -> None:
+    """llama.cpp refuses a prefill while thinking, and re-renders a prefilled turn
+    without the <think> its prompt opened when it does not take the template for a
+    thinking one: its chains go on raw, the chain appended to the rendered prompt."""
+    with openai_server(reply(" Paris." + END), return_stop=False) as server:
+        llm = fast(server.url, api_mode="chat")
+        done = await llm.complete(
+            CompletionRequest(
+                PROMPT.extend("The capital is"), stop=[END], max_tokens=20, sampling=SAMPLING
+            )
+        )
+        await llm.aclose()
+    body = server.completion_requests[0]
+    assert body["prompt"] == chatml(PROMPT.messages) + "The capital is"
+    assert done.text == " Paris." and done.continuation == "raw"
 
 
 async def test_chat_mode_asks_vllm_to_continue() -> None:
@@ -179,8 +197,13 @@ async def test_429_then_success_honours_retry_after() -> None:
         return replies.pop(0)
 
     wire = Wire([answer])
-    llm = OpenAILLM("http://model.test/v1", chat_template="chatml", stream=False,
-                    transport=wire.transport, retry=wire.policy(retries=3))  # fmt: skip
+    llm = OpenAILLM(
+        "http://model.test/v1",
+        chat_template="chatml",
+        stream=False,
+        transport=wire.transport,
+        retry=wire.policy(retries=3),
+    )
     done = await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
     await llm.aclose()
     assert done.text == "fine"

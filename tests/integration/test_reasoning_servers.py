@@ -107,7 +107,7 @@ CHAT_SERVERS = [
     # On loopback the host is not openrouter.ai: an unknown server, asked with vLLM's
     # flags, which OpenRouter-style prefill ignores; the host rule is tested below.
     pytest.param(OPENROUTER, {}, "completions", "continue_final", id="openrouter"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("flavour", "changes", "mode", "how"), CHAT_SERVERS)

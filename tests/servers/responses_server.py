@@ -39,9 +39,20 @@ from tests.servers.tool_server import Model, Turn
 CHUNK = 7
 Fault = Literal["failed", "error", "html"] | None
 _FIELDS = {
-    "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
-    "max_output_tokens", "temperature", "top_p", "store", "include", "reasoning", "stream",
-}  # fmt: skip
+    "model",
+    "input",
+    "instructions",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "store",
+    "include",
+    "reasoning",
+    "stream",
+}
 _UNVERIFIED = (
     "Your organization must be verified to generate reasoning summaries. Please go to: "
     "https://platform.openai.com/settings/organization/general and click on Verify "
@@ -121,8 +132,15 @@ def _output(n: int, turn: Turn, body: dict[str, Any]) -> list[dict[str, Any]]:
         items.append(item)
     if turn.content:
         text = {"type": "output_text", "text": turn.content, "annotations": []}
-        items.append({"id": f"msg_{n}", "type": "message", "role": "assistant",
-                      "status": "completed", "content": [text]})  # fmt: skip
+        items.append(
+            {
+                "id": f"msg_{n}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [text],
+            }
+        )
     for i, (name, args) in enumerate(turn.calls):
         call = {"call_id": f"call_{n}_{i}", "name": name, "arguments": json.dumps(args)}
         items.append({"id": f"fc_{n}_{i}", "type": "function_call", "status": "completed"} | call)
@@ -133,10 +151,16 @@ def _response(n: int, status: str, items: list[dict[str, Any]], body: Any) -> di
     usage = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 10}
     usage["output_tokens_details"] = {"reasoning_tokens": 64}  # type: ignore[assignment]
     return {
-        "id": f"resp_{n}", "object": "response", "created_at": int(time.time()),
-        "status": status, "model": "tool-model", "output": items, "error": None,
-        "incomplete_details": None, "usage": usage,
-    }  # fmt: skip
+        "id": f"resp_{n}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": "tool-model",
+        "output": items,
+        "error": None,
+        "incomplete_details": None,
+        "usage": usage,
+    }
 
 
 class _Handler(JSONHandler):
