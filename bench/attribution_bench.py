@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from search_o1 import markers as mk
-from search_o1.corpus.bm25 import BM25Search
 from search_o1.engine import ChainLimits, Engine, EngineOptions, ReaderOptions, SearchOptions
 from search_o1.llm.scripted import ScriptedLLM
+from search_o1.search.bm25 import BM25Search
 from search_o1.sources import CITE_INSTRUCTION, answer_sources
 from search_o1.types import Prompt, Trace
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import bm25s
 import Stemmer
 
-from search_o1.corpus.bm25 import BM25Search
 from search_o1.corpus.demo import demo_passages
 from search_o1.corpus.load import load_passages
 from search_o1.corpus.passage import Passage
+from search_o1.search.bm25 import BM25Search
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_CORPUS = SHARED / "corpus" / "wiki18_subset.jsonl"

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from search_o1.corpus.bm25 import BM25Search
-from search_o1.corpus.dense import DenseSearch, passage_text
 from search_o1.corpus.embed import SentenceEncoder, default_model_dir
 from search_o1.corpus.load import load_passages
 from search_o1.corpus.passage import Passage
+from search_o1.search.bm25 import BM25Search
+from search_o1.search.dense import DenseSearch, passage_text
 from search_o1.search.fusion import FusedSearch
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -50,7 +50,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def multihop_bm25(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The BM25 index of the closed multi-hop corpus, built once for the whole run."""
-    from search_o1.corpus.bm25 import BM25Search
+    from search_o1.search.bm25 import BM25Search
 
     corpus = SHARED_DATA / "corpus" / "multihop_closed.jsonl"
     if not corpus.exists():

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from search_o1 import markers as mk
-from search_o1.corpus.bm25 import BM25Search
 from search_o1.corpus.passage import Passage
 from search_o1.engine import Engine, EngineOptions
 from search_o1.llm.scripted import ScriptedLLM
+from search_o1.search.bm25 import BM25Search
 from search_o1.sources import CITE_INSTRUCTION
 from search_o1.types import Prompt
 

@@ -6,15 +6,15 @@ read from it what they need.
 
 Where a name is looked up, first to last:
 1. `register(kind, name, factory)`: in-process registrations (tests, notebooks);
-2. entry points in the groups `search_o1.llm` and `search_o1.search`: our own built-ins
-   are declared there in pyproject.toml, exactly as a third-party package declares its
-   backends, so both go through one path. A built-in name is ours: a plugin cannot
-   silently replace `openai` or `bm25` (register() can, on purpose);
-3. `BUILTINS`, the same table as pyproject.toml's: the fallback for a package whose
-   metadata is stale or absent (an editable install made before a backend was added,
-   `PYTHONPATH=src`, a vendored copy). Without it such an install would report
-   "unknown search backend 'bm25'", a failure that says nothing about its cause. A test
-   checks that this table and pyproject.toml agree.
+2. `BUILTINS` for a built-in name: a built-in name is ours, so a plugin cannot silently
+   replace `openai` or `bm25` (register() can, on purpose), and the table is the code's
+   own word when installed metadata is stale (an editable install made before a
+   backend was added or moved, `PYTHONPATH=src`, a vendored copy), which would
+   otherwise fail with "unknown search backend 'bm25'" or an import error that says
+   nothing about its cause;
+3. entry points in the groups `search_o1.llm` and `search_o1.search`: a third-party
+   package declares its backends there, as our pyproject.toml declares the built-ins
+   (a test checks that this table and pyproject.toml agree).
 
 Factories are loaded lazily (a dotted path), so a missing optional extra only matters
 when that backend is chosen.
@@ -72,8 +72,8 @@ BUILTINS: dict[Kind, dict[str, str]] = {
         "embedded": "search_o1.llm.embedded:EmbeddedLLM.from_settings",
     },
     "search": {
-        "bm25": "search_o1.corpus.bm25:BM25Search.from_settings",
-        "dense": "search_o1.corpus.dense:DenseSearch.from_settings",
+        "bm25": "search_o1.search.bm25:BM25Search.from_settings",
+        "dense": "search_o1.search.dense:DenseSearch.from_settings",
         "memory": "search_o1.search.memory:MemorySearch.from_settings",
         "serper": "search_o1.search.serper:SerperSearch.from_settings",
         "brave": "search_o1.search.brave:BraveSearch.from_settings",
@@ -143,12 +143,13 @@ def _pick(kind: Kind, name: str) -> EntryPoint | None:
 
 def _load_factory(kind: Kind, name: str) -> Factory:
     _check_kind(kind)
+    if name in BUILTINS[kind]:
+        # Ours: the table is the code's own word (installed metadata may predate a move).
+        return _load_path(BUILTINS[kind][name])
     ep = _pick(kind, name)
     if ep is not None:
         loaded: Factory = ep.load()
         return loaded
-    if name in BUILTINS[kind]:
-        return _load_path(BUILTINS[kind][name])
     raise ConfigError(f"unknown {kind} backend {name!r}; known: {', '.join(names(kind))}")
 
 

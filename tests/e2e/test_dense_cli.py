@@ -108,8 +108,8 @@ def test_flashrag_index_built_elsewhere_loads_without_re_embedding(tmp_path: Pat
     import faiss
     from sentence_transformers import SentenceTransformer
 
-    from search_o1.corpus.dense import DenseSearch
     from search_o1.corpus.embed import SentenceEncoder, default_model_dir
+    from search_o1.search.dense import DenseSearch
 
     contents = [f'"{r["title"]}"\n{r["text"]}' for r in ROWS]
     corpus = tmp_path / "wiki.jsonl"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench.attribution_bench import lexical_reader, run
 
-from search_o1.corpus.bm25 import BM25Search
+from search_o1.search.bm25 import BM25Search
 from search_o1.sources import CITE_INSTRUCTION
 
 

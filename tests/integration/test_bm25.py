@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from search_o1.config import Settings
-from search_o1.corpus.bm25 import BM25Search
 from search_o1.corpus.passage import Passage
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.registry import resolve_search
 from search_o1.search.base import Search
+from search_o1.search.bm25 import BM25Search
 
 SHARED_DATA = Path(__file__).parents[2].parent / "shared" / "data"
 
@@ -200,8 +200,8 @@ def test_multihop_recall_at_10_on_hotpotqa(multihop_index: BM25Search) -> None:
 
 
 def test_demo_corpus_answers_the_demo_question(index_cache: Path) -> None:
-    from search_o1.corpus.bm25 import demo_corpus_path
     from search_o1.errors import MissingExtraError
+    from search_o1.search.bm25 import demo_corpus_path
 
     try:
         path = demo_corpus_path()

@@ -19,11 +19,11 @@ pytest.importorskip("faiss", reason="the dense extra is not installed")
 
 import faiss
 
-from search_o1.corpus.bm25 import BM25Search
-from search_o1.corpus.dense import DenseSearch, passage_text
 from search_o1.corpus.embed import ProgressFn
 from search_o1.corpus.vectors import tune
 from search_o1.errors import ConfigError, InputFileError
+from search_o1.search.bm25 import BM25Search
+from search_o1.search.dense import DenseSearch, passage_text
 from search_o1.search.fusion import FusedSearch
 
 ROWS = [

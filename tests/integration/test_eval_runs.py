@@ -12,7 +12,6 @@ import pytest
 from tests.eval_support import responder
 
 from search_o1.config import Settings, load_settings
-from search_o1.corpus.bm25 import BM25Search
 from search_o1.engine import Engine
 from search_o1.errors import BackendError
 from search_o1.eval import report
@@ -21,6 +20,7 @@ from search_o1.eval.runner import RunOptions, run_eval
 from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.pipeline import engine_options
+from search_o1.search.bm25 import BM25Search
 from search_o1.types import Completion, Prompt, TextSink
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from search_o1.corpus import progress as progress_module
 from search_o1.corpus import vectors
-from search_o1.corpus.bm25 import Tokenizer
 from search_o1.corpus.embed import (
     PREFIX_STYLES,
     Prefixes,
@@ -21,6 +20,7 @@ from search_o1.corpus.embed import (
 )
 from search_o1.corpus.progress import RateProgress
 from search_o1.errors import ConfigError
+from search_o1.search.bm25 import Tokenizer
 
 
 def _model(tmp_path: Path, name: str, **files: object) -> Path:

@@ -97,8 +97,8 @@ def test_a_fact_that_matches_no_sentence_gets_no_quote() -> None:
 
 
 async def test_our_reader_is_asked_for_marks_and_the_papers_is_not() -> None:
-    from search_o1.corpus.bm25 import BM25Search
     from search_o1.corpus.passage import Passage
+    from search_o1.search.bm25 import BM25Search
 
     def engine(cite: bool) -> tuple[Engine, ScriptedLLM]:
         llm = ScriptedLLM(respond_prompt)

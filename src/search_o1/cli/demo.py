@@ -55,7 +55,7 @@ DEMO_SETTINGS: dict[str, Any] = {
 
 def demo_flags(flags: dict[str, Any]) -> dict[str, Any]:
     """The demo corpus and the embedded model, unless given."""
-    from search_o1.corpus.bm25 import demo_corpus_path
+    from search_o1.search.bm25 import demo_corpus_path
 
     return {
         **flags,

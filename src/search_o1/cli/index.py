@@ -20,14 +20,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from search_o1.corpus.bm25 import BM25Search, read_manifest
-from search_o1.corpus.dense import DenseSearch
 from search_o1.corpus.embed import require_dense
 from search_o1.corpus.load import iter_passages
 from search_o1.corpus.passage import Passage
 from search_o1.corpus.store import is_index_dir, source_key
 from search_o1.corpus.vectors import INDEX_KINDS, IndexKind
 from search_o1.errors import ConfigError, InputFileError
+from search_o1.search.bm25 import BM25Search, read_manifest
+from search_o1.search.dense import DenseSearch
 
 _err = Console(stderr=True)
 _PROGRESS_EVERY = 500

@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from types import TracebackType
 
+from search_o1.documents import LocalDocuments
 from search_o1.engine.answering import QueryAnswerer
 from search_o1.engine.finish import finish
 from search_o1.engine.loop import TurnDriver, run_chain
@@ -34,7 +35,6 @@ from search_o1.prompts.templates import page_fields
 from search_o1.queries import shown_queries
 from search_o1.reader import Reader, format_documents
 from search_o1.search.base import DocumentSource, Search
-from search_o1.search.local import LocalDocuments
 from search_o1.tasks import TASKS, TaskKind
 from search_o1.types import (
     Completion,

@@ -44,9 +44,14 @@ if TYPE_CHECKING:
     from search_o1.config import Settings
 
 __all__ = [
-    "FORMAT", "BM25Search", "Tokenizer", "corpus_path", "open_passages", "read_manifest",
+    "FORMAT",
+    "BM25Search",
+    "Tokenizer",
+    "corpus_path",
+    "open_passages",
+    "read_manifest",
     "search_passages",
-]  # fmt: skip
+]
 
 FORMAT = "search-o1-bm25"
 DEFAULT_MAX_DOC_CHARS = 3000

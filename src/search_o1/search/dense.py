@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from search_o1.corpus.bm25 import DEFAULT_MAX_DOC_CHARS, open_passages, search_passages
 from search_o1.corpus.embed import Encoder, ProgressFn, SentenceEncoder
 from search_o1.corpus.load import load_passages
 from search_o1.corpus.passage import Passage
@@ -37,6 +36,7 @@ from search_o1.corpus.vectors import (
     write_index,
 )
 from search_o1.errors import ConfigError, InputFileError
+from search_o1.search.bm25 import DEFAULT_MAX_DOC_CHARS, open_passages, search_passages
 from search_o1.types import Hit
 
 if TYPE_CHECKING:
