@@ -86,6 +86,32 @@ def page_block(text: str) -> str:
     return f"\n\n{BEGIN_FULL_PAGE}\n{text.strip()}\n{END_FULL_PAGE}\n\n"
 
 
+# The paper profile inserts what the paper's scripts insert, byte for byte: refined facts
+# on one line, tight between the markers with a blank line each side; notices, raw
+# results and pages as they are, one line break each side of each marker.
+def paper_facts_block(facts: str) -> str:
+    """Refined facts as `run_search_o1.py` inserts them (line breaks already removed).
+
+    >>> paper_facts_block("Lucca.")
+    '\\n\\n<|begin_search_result|>Lucca.<|end_search_result|>\\n\\n'
+    """
+    return f"\n\n{BEGIN_RESULT}{facts}{END_RESULT}\n\n"
+
+
+def paper_result_block(content: str) -> str:
+    """A notice or rag-agent's raw results as the paper's scripts insert them.
+
+    >>> paper_result_block("No more searches.")
+    '\\n<|begin_search_result|>\\nNo more searches.\\n<|end_search_result|>\\n'
+    """
+    return f"\n{BEGIN_RESULT}\n{content}\n{END_RESULT}\n"
+
+
+def paper_page_block(content: str) -> str:
+    """rag-agent's pages (or its page-limit notice) as the paper's script inserts them."""
+    return f"\n{BEGIN_FULL_PAGE}\n{content}\n{END_FULL_PAGE}\n"
+
+
 def reopen_thinking(chain: str) -> str:
     """`chain` with its last `</think>` removed when a later query follows it.
 

@@ -79,6 +79,7 @@ def engine_options(settings: Settings, *, model: str | None = None) -> EngineOpt
         prompts=load_prompts(settings.prompts) if settings.prompts else PromptSet(),
         repeated_query=settings.repeated_query,
         tools=settings.api_mode == "tools",
+        paper_inserts=settings.profile == "paper",
     )
 
 

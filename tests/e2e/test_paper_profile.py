@@ -8,6 +8,7 @@ limits on a QA set, and the 8,000-character page cut.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,8 @@ def respond(body: dict[str, Any]) -> str:
     results = chain.count(mk.END_RESULT)
     if mk.BEGIN_URL in instruction:  # the rag-agent instruction
         if results >= 1 and mk.END_FULL_PAGE not in chain:
-            url = chain[chain.rfind("URL: ") + 5 :].split("\n", 1)[0].strip()
+            # The last URL listed: ours ("URL: ...") or the paper's JSON ("url": "...").
+            url = re.findall(r'(?:URL: |"url": ")([^\s"]+)', chain)[-1]
             return f"Let me read it. {mk.BEGIN_URL}{url}{mk.END_URL}"
         return f"More. {mk.BEGIN_QUERY}harbour prize {results}{mk.END_QUERY}"
     if results:

@@ -8,6 +8,7 @@ query follows one rule whichever way the model asked.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from typing import Literal
 
@@ -17,7 +18,7 @@ from search_o1.engine.options import EngineOptions
 from search_o1.engine.pages import read_pages
 from search_o1.engine.state import ChainState
 from search_o1.errors import BackendError, ConfigError
-from search_o1.prompts.templates import hit_fields, page_fields
+from search_o1.prompts.templates import PageRecord, hit_fields, page_fields
 from search_o1.reader import Reader, format_documents, format_hits
 from search_o1.search.base import DocumentSource, Search
 from search_o1.types import Document, Hit, SearchFinished, SearchRecord, SearchStarted
@@ -78,12 +79,24 @@ class QueryAnswerer:
         if record is None and query in state.results:  # the paper's repeat, after the limit
             text = prompts.notice("repeat", state.task, query=query)
             silent = state.method.answer == "raw"
-            inserted = "" if silent else mk.result_block(text)
+            inserted = "" if silent else self._notice(text)
             record = SearchRecord(query, "repeated", inserted=inserted)
         elif record is not None and record.outcome in ("empty", "limit"):
             text = prompts.notice(record.outcome, state.task, query=query, max_searches=limit)
-            record = dataclasses.replace(record, inserted=mk.result_block(text))
+            # A blank query ends the paper's chain: its notice is ours, spaced as ours.
+            block = self._notice(text) if record.outcome == "limit" else mk.result_block(text)
+            record = dataclasses.replace(record, inserted=block)
         return record
+
+    def _notice(self, text: str) -> str:
+        """A notice's block: the paper's (the text as rendered) or ours."""
+        return mk.paper_result_block(text) if self.options.paper_inserts else mk.result_block(text)
+
+    def _raw_results(self, hits: tuple[Hit, ...], records: list[PageRecord]) -> str:
+        """rag-agent's raw results: the paper's (the records as indented JSON) or ours."""
+        if self.options.paper_inserts:
+            return mk.paper_result_block(json.dumps(records, ensure_ascii=False, indent=2))
+        return mk.result_block(format_hits(hits))
 
     def mode(self, state: ChainState) -> Mode:
         """What the chain's method makes of hits (documents when the reader is off)."""
@@ -112,7 +125,7 @@ class QueryAnswerer:
                     state.task,
                     query,
                     hit_fields(found),
-                    lambda: mk.result_block(format_hits(found)),
+                    lambda records: self._raw_results(found, records),
                 )
             elif mode == "documents":
                 read = documents
@@ -153,7 +166,7 @@ class QueryAnswerer:
     def _block(self, inserted: str, *, refined: bool) -> str:
         if refined and self.options.reader.one_line:
             # The paper's shape: the facts on one line, tight between the markers.
-            return f"\n\n{mk.BEGIN_RESULT}{inserted.replace(chr(10), '')}{mk.END_RESULT}\n\n"
+            return mk.paper_facts_block(inserted.replace("\n", ""))
         return mk.result_block(inserted)
 
     async def read_url(self, state: ChainState, request: str) -> SearchRecord:

@@ -137,6 +137,9 @@ class EngineOptions:
     repeat with a notice (the paper's; rag-agent inserts nothing for a repeat).
     `tools`: the model searches by calling a function tool instead of writing query
     markers (`--api-mode tools`; see engine/tool_turns.py).
+    `paper_inserts`: the text put into the chain (notices, raw results, pages) is
+    spaced and laid out as the paper's scripts do (`markers.paper_*`), and rag-agent's
+    page requests follow its script's rules (engine/pages.py).
     """
 
     limits: ChainLimits = field(default_factory=ChainLimits)
@@ -148,6 +151,7 @@ class EngineOptions:
     prompts: PromptSet = field(default_factory=PromptSet)
     repeated_query: Literal["reuse", "notice"] = "reuse"
     tools: bool = False
+    paper_inserts: bool = False
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:

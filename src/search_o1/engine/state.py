@@ -40,6 +40,7 @@ class ChainState:
     - `searches`, `url_fetches`: searches run and pages read so far (against the limits).
     - `results`: query -> the block inserted for it (a repeated query gets it again).
     - `seen_hits`: URL or id -> hit shown in raw results (pages rag-agent may ask for).
+    - `read_urls`: pages requested so far (the paper profile does not read one twice).
     - `known_tokens`, `unreported_chars`: the prompt's size as of the server's last
       report, and the characters appended since; together, `tokens_estimate`.
     - `capped_by_context`: the last call's token limit was cut to fit the window, so a
@@ -57,6 +58,7 @@ class ChainState:
     url_fetches: int = 0
     results: dict[str, str] = field(default_factory=dict)
     seen_hits: dict[str, Hit] = field(default_factory=dict)
+    read_urls: set[str] = field(default_factory=set)
     known_tokens: int = 0
     unreported_chars: int = 0
     capped_by_context: bool = False

@@ -47,6 +47,8 @@ SLOTS: dict[str, tuple[str, ...]] = {
     "notice.limit": ("query", "max_searches"),
     "notice.repeat": ("query",),
     "notice.empty": (),
+    "notice.page_limit": ("url", "max_urls"),
+    "notice.unshown_page": ("url",),
 }
 # Notices: text placed inside a search-result block instead of search results.
 NOTICES: dict[str, str] = {
@@ -62,6 +64,9 @@ NOTICES: dict[str, str] = {
         "The search query was empty. Write the query between the query markers, or "
         "continue without searching."
     ),
+    # rag-agent's page requests (inside a full-page block).
+    "page_limit": "Cannot read the page: the page-reading limit has been reached.",
+    "unshown_page": "Cannot read the page: that URL was not in any search result.",
 }
 
 
@@ -173,19 +178,23 @@ class PromptSet:
         return ours() if out is None else neutralise(out)
 
     def results(
-        self, task: str, query: str, hits: list[dict[str, Any]], ours: Callable[[], str]
+        self,
+        task: str,
+        query: str,
+        hits: list[dict[str, Any]],
+        ours: Callable[[list[PageRecord]], str],
     ) -> str:
         """The whole block (markers included) inserted for rag-agent's raw search results:
-        the template's, marker strings inside the results defused, or ours."""
+        the template's, or `ours` of the records; marker strings inside them defused."""
         safe = [
             PageRecord({k: neutralise(v) if isinstance(v, str) else v for k, v in h.items()})
             for h in hits
         ]
         out = self._render("results", task, {"query": query, "hits": safe})
-        return ours() if out is None else out
+        return ours(safe) if out is None else out
 
     def notice(self, kind: str, task: str, **values: Any) -> str:
-        """The text of a notice ("limit", "repeat", "empty"), without the result markers."""
+        """The text of a notice (`NOTICES`' names), without the markers around it."""
         slot = f"notice.{kind}"
         out = self._render(slot, task, {k: values.get(k) for k in SLOTS[slot]})
         return NOTICES[kind] if out is None else out
