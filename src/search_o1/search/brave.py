@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from search_o1.search.http import HTTPSearch, Request, clean_snippet
-from search_o1.types import Hit
+from search_o1.search.http import FieldMap, HTTPSearch, Request
 
 MAX_COUNT = 20  # Brave's documented maximum for `count`
 
@@ -16,21 +15,11 @@ class BraveSearch(HTTPSearch):
     key_env = "BRAVE_API_KEY"
     rate_per_s: ClassVar[float | None] = 1.0  # the free plan's limit
 
+    fields = FieldMap(
+        ("web", "results"), title="title", snippet="description", date=("page_age", "age")
+    )
+
     def build_request(self, query: str, k: int) -> Request:
         headers = {"X-Subscription-Token": self._key or "", "Accept": "application/json"}
         params = {"q": query, "count": min(k, MAX_COUNT)}
         return Request("GET", self.endpoint, params=params, headers=headers)
-
-    def parse(self, data: Any, k: int) -> list[Hit]:
-        results = (data.get("web") or {}).get("results") or []
-        return [
-            Hit(
-                id=r["url"],
-                title=clean_snippet(r.get("title")),
-                url=r["url"],
-                snippet=clean_snippet(r.get("description")),
-                date=r.get("page_age") or r.get("age"),
-                source=self.name,
-            )
-            for r in results
-        ]

@@ -1,7 +1,8 @@
 """What every HTTP search provider shares: keys, timeouts, retries, rate limits, errors.
 
 A provider subclass says only how to build its request and how to read its response
-(`build_request`, `parse`); this base sends it, retries 429/5xx/connection errors by the
+(`build_request`, and `fields`, a declared `FieldMap`, or `parse` for a shape no map
+covers); this base sends it, retries 429/5xx/connection errors by the
 package's one RetryPolicy (honouring Retry-After), spaces requests to the provider's rate
 limit, bounds each request by a deadline and its body by a size cap, and turns every
 failure into a BackendError that never contains the key. `transport` lets wire-format
@@ -35,7 +36,7 @@ from search_o1.errors import BackendError, ConfigError
 from search_o1.search.base import scrub_hits
 from search_o1.types import Hit
 
-__all__ = ["HTTPSearch", "RateLimiter", "Request", "clean_snippet"]
+__all__ = ["FieldMap", "HTTPSearch", "RateLimiter", "Request", "clean_snippet"]
 
 SEARCH_TIMEOUT_S = 20.0  # the paper's Bing timeout, per read
 # The whole request, every byte included: a server that drips its answer is given up on.
@@ -59,6 +60,52 @@ def clean_snippet(text: Any) -> str:
     if not isinstance(text, str):
         return ""
     return " ".join(html.unescape(_TAG.sub("", text)).split())
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Where a provider's JSON keeps its results, and each hit's fields in a result.
+
+    `results`: keys from the top of the response down to the list of results (a missing
+    level is no results). In each result: `url` (required: it is the hit's id), `title`
+    and `snippet` (tags and entities removed), `date` (the first of these keys with a
+    value, cut to `date_chars`), `score` (a number, else none).
+
+    >>> m = FieldMap(("web", "results"), title="name", snippet="text", date=("age",))
+    >>> [(h.url, h.title, h.date) for h in m.hits({"web": {"results": [
+    ...     {"url": "http://a/", "name": "<b>A</b> &amp; B", "age": "2024"}]}}, "x")]
+    [('http://a/', 'A & B', '2024')]
+    >>> m.hits({"web": None}, "x")
+    []
+    """
+
+    results: tuple[str, ...]
+    title: str
+    snippet: str
+    url: str = "url"
+    date: tuple[str, ...] = ()
+    date_chars: int | None = None
+    score: str | None = None
+
+    def hits(self, data: Any, source: str) -> list[Hit]:
+        """The hits of one response. A wrong shape raises KeyError or AttributeError."""
+        node = data
+        for key in self.results:
+            node = (node or {}).get(key)
+        return [self._hit(r, source) for r in node or []]
+
+    def _hit(self, r: dict[str, Any], source: str) -> Hit:
+        date = next((r[k] for k in self.date if r.get(k)), None)
+        score = r.get(self.score) if self.score else None
+        return Hit(
+            id=r[self.url],
+            title=clean_snippet(r.get(self.title)),
+            url=r[self.url],
+            snippet=clean_snippet(r.get(self.snippet)),
+            score=float(score) if isinstance(score, int | float) else None,
+            date=date[: self.date_chars] if date and self.date_chars else date,
+            source=source,
+        )
 
 
 class RateLimiter:
@@ -90,6 +137,7 @@ class HTTPSearch:
     # (self-hosted services that may or may not be protected).
     key_required: ClassVar[bool] = True
     rate_per_s: ClassVar[float | None] = None  # the provider's documented/free-tier limit
+    fields: ClassVar[FieldMap | None] = None  # how `parse` reads a response, when declared
 
     def __init__(
         self,
@@ -140,8 +188,11 @@ class HTTPSearch:
         raise NotImplementedError
 
     def parse(self, data: Any, k: int) -> list[Hit]:
-        """Provider JSON -> hits. Raise ValueError/KeyError/TypeError on a wrong shape."""
-        raise NotImplementedError
+        """Provider JSON -> hits (by `fields` unless overridden). Raise ValueError,
+        KeyError or TypeError on a wrong shape."""
+        if self.fields is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no fields and no parse")
+        return self.fields.hits(data, self.name)
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything besides query and k that changes results (never the key).

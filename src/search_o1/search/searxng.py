@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from search_o1.search.http import HTTPSearch, Request, clean_snippet
-from search_o1.types import Hit
+from search_o1.search.http import FieldMap, HTTPSearch, Request
 
 
 class SearxngSearch(HTTPSearch):
@@ -17,6 +16,11 @@ class SearxngSearch(HTTPSearch):
     default_endpoint = None  # self-hosted: there is no public default
     rate_per_s: ClassVar[float | None] = 2.0  # be kind to (possibly shared) instances
     language = "en"
+
+    # SearXNG has no count parameter; one page holds ~10-20 results, cut to k later.
+    fields = FieldMap(
+        ("results",), title="title", snippet="content", date=("publishedDate",), score="score"
+    )
 
     def _search_url(self) -> str:
         # Accept both the instance root and its /search path.
@@ -26,21 +30,6 @@ class SearxngSearch(HTTPSearch):
     def build_request(self, query: str, k: int) -> Request:
         params = {"q": query, "format": "json", "language": self.language, "pageno": 1}
         return Request("GET", self._search_url(), params=params)
-
-    def parse(self, data: Any, k: int) -> list[Hit]:
-        # SearXNG has no count parameter; one page holds ~10-20 results, cut to k later.
-        return [
-            Hit(
-                id=r["url"],
-                title=clean_snippet(r.get("title")),
-                url=r["url"],
-                snippet=clean_snippet(r.get("content")),
-                score=float(r["score"]) if isinstance(r.get("score"), int | float) else None,
-                date=r.get("publishedDate"),
-                source=self.name,
-            )
-            for r in data.get("results") or []
-        ]
 
     def cache_identity(self) -> dict[str, Any]:
         return {**super().cache_identity(), "language": self.language}

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from search_o1.search.http import HTTPSearch, Request, clean_snippet
-from search_o1.types import Hit
+from search_o1.search.http import FieldMap, HTTPSearch, Request
 
 
 class SerperSearch(HTTPSearch):
@@ -15,22 +14,11 @@ class SerperSearch(HTTPSearch):
     rate_per_s: ClassVar[float | None] = 5.0
     country, language = "us", "en"
 
+    fields = FieldMap(("organic",), url="link", title="title", snippet="snippet", date=("date",))
+
     def build_request(self, query: str, k: int) -> Request:
         body = {"q": query, "num": k, "gl": self.country, "hl": self.language}
         return Request("POST", self.endpoint, json=body, headers={"X-API-KEY": self._key or ""})
-
-    def parse(self, data: Any, k: int) -> list[Hit]:
-        return [
-            Hit(
-                id=r["link"],
-                title=clean_snippet(r.get("title")),
-                url=r["link"],
-                snippet=clean_snippet(r.get("snippet")),
-                date=r.get("date"),
-                source=self.name,
-            )
-            for r in data.get("organic") or []
-        ]
 
     def cache_identity(self) -> dict[str, Any]:
         return {**super().cache_identity(), "gl": self.country, "hl": self.language}

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from search_o1.search.http import HTTPSearch, Request, clean_snippet
-from search_o1.types import Hit
+from search_o1.search.http import FieldMap, HTTPSearch, Request
 
 MAX_RESULTS = 20  # Tavily's documented maximum for `max_results`
 
@@ -17,6 +16,10 @@ class TavilySearch(HTTPSearch):
     rate_per_s: ClassVar[float | None] = 2.0
     depth = "basic"
 
+    fields = FieldMap(
+        ("results",), title="title", snippet="content", date=("published_date",), score="score"
+    )
+
     def build_request(self, query: str, k: int) -> Request:
         body = {
             "query": query,
@@ -26,20 +29,6 @@ class TavilySearch(HTTPSearch):
         }
         headers = {"Authorization": f"Bearer {self._key or ''}"}
         return Request("POST", self.endpoint, json=body, headers=headers)
-
-    def parse(self, data: Any, k: int) -> list[Hit]:
-        return [
-            Hit(
-                id=r["url"],
-                title=clean_snippet(r.get("title")),
-                url=r["url"],
-                snippet=clean_snippet(r.get("content")),
-                score=float(r["score"]) if r.get("score") is not None else None,
-                date=r.get("published_date"),
-                source=self.name,
-            )
-            for r in data.get("results") or []
-        ]
 
     def cache_identity(self) -> dict[str, Any]:
         return {**super().cache_identity(), "depth": self.depth}
