@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from search_o1.cli import cli
-from search_o1.cli.progress import interrupt_notice
+from search_o1.cli.stopping import Stopped, run_stoppable
 
 
 def test_trace_out_on_a_folder_is_refused_before_the_run(tmp_path: Path) -> None:
@@ -54,7 +55,13 @@ def test_index_search_counts_one_hit_in_the_singular(
     assert result.stdout.splitlines()[-1].startswith("1 hit in ")
 
 
-def test_ctrl_c_notice_wraps_a_python_handler_and_leaves_an_ignored_sigint_ignored(
+async def _interrupted_self() -> str:
+    os.kill(os.getpid(), signal.SIGINT)
+    await asyncio.sleep(30)  # cancelled at this await when the press is taken
+    return "finished"
+
+
+def test_ctrl_c_notice_takes_a_python_handler_and_leaves_an_ignored_sigint_ignored(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     seen: list[int] = []
@@ -63,16 +70,31 @@ def test_ctrl_c_notice_wraps_a_python_handler_and_leaves_an_ignored_sigint_ignor
         seen.append(signum)
 
     before = signal.signal(signal.SIGINT, handler)
+    before_term = signal.getsignal(signal.SIGTERM)
     try:
-        with interrupt_notice("stopping"):
-            os.kill(os.getpid(), signal.SIGINT)
-        assert seen == [signal.SIGINT] and "stopping" in capsys.readouterr().err
+        # A Python handler is the command's to replace: the press cancels the run at an
+        # await (it does not reach the old handler) and ends in Stopped(SIGINT).
+        with pytest.raises(Stopped) as stopped:
+            run_stoppable(_interrupted_self(), stopping="stopping")
+        assert stopped.value.signum == signal.SIGINT and seen == []
+        assert "Ctrl-C: stopping" in capsys.readouterr().err
+        # The command is ending: a second press must not break its last line.
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        # A run that finishes puts the handler back.
+        signal.signal(signal.SIGINT, handler)
+        assert run_stoppable(asyncio.sleep(0, "done"), stopping="stopping") == "done"
         assert signal.getsignal(signal.SIGINT) is handler  # put back
         # A job started in the background ignores SIGINT: the notice must not undo that.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        with interrupt_notice("stopping"):
+
+        async def ignored() -> str:
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
             os.kill(os.getpid(), signal.SIGINT)
-        assert seen == [signal.SIGINT]
+            await asyncio.sleep(0)
+            return "finished"
+
+        assert run_stoppable(ignored(), stopping="stopping") == "finished"
+        assert seen == [] and "stopping" not in capsys.readouterr().err
     finally:
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGTERM, before_term)

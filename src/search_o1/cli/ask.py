@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from search_o1.cli.options import (
     setting_options,
     settings_from_flags,
 )
+from search_o1.cli.stopping import run_stoppable
 from search_o1.config import Settings
 from search_o1.engine import get_method, method_names
 from search_o1.errors import ConfigError, SearchO1Error
@@ -71,7 +71,7 @@ def command(
     check_writable(trace_out, "--trace-out")  # before the run, not after it
     view = None if as_json else LiveView(Console(highlight=False), loading=demo)
     start = time.perf_counter()
-    trace = asyncio.run(_run(settings, question, method, view))
+    trace = run_stoppable(_run(settings, question, method, view), stopping="stopping…")
     wall = time.perf_counter() - start
     failure = _failure(trace)
     if failure is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,9 @@ from search_o1.cli.options import (
     setting_options,
     settings_from_flags,
 )
-from search_o1.cli.progress import Terminated, interrupt_notice, progress_bar, terminate_cancels
+from search_o1.cli.progress import progress_bar
 from search_o1.cli.run_options import RunFlags, run_options
+from search_o1.cli.stopping import run_stoppable
 from search_o1.config import Settings
 from search_o1.engine import get_method, has_tools_mode, method_names
 from search_o1.errors import BackendError, ConfigError
@@ -122,9 +122,7 @@ def command(
     )
     check_resume(out, data, opts)  # before any model loads: a refusal costs nothing
     with progress_bar(enabled=run.progress) as opts.on_progress:
-        outcome = asyncio.run(_run(settings, data, opts))
-    if outcome is None:
-        raise Terminated  # outside the event loop: the CLI says so in one line, exit 143
+        outcome = run_stoppable(_run(settings, data, opts))
     click.echo((out / "summary.md").read_text(encoding="utf-8"))
     click.echo(f"run: {out} (ran {outcome.ran}, resumed {outcome.resumed})")
     replay_note(settings)
@@ -145,20 +143,10 @@ def _failed_line(outcome: RunOutcome) -> str:
     return f"{outcome.failed} items failed ({causes}); rerun the same command to retry them"
 
 
-async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome | None:
-    """The run's outcome; None when SIGTERM stopped it (what finished is kept)."""
-    stopping = "stopping (finishing writes, closing servers)…"
-    with interrupt_notice(f"Ctrl-C: {stopping}"), terminate_cancels(f"SIGTERM: {stopping}") as term:
-        try:
-            async with open_pipeline(
-                settings, search=get_method(opts.method).needs_search
-            ) as engine:
-                await preflight(engine, data)
-                return await run_eval(engine, data, opts)
-        except asyncio.CancelledError:
-            if term():
-                return None
-            raise
+async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome:
+    async with open_pipeline(settings, search=get_method(opts.method).needs_search) as engine:
+        await preflight(engine, data)
+        return await run_eval(engine, data, opts)
 
 
 def _warn_skipped(data: Dataset) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import click
 from search_o1.cli.options import GroupedCommand, option, setting_options, settings_from_flags
 from search_o1.cli.progress import progress_bar
 from search_o1.cli.run_options import RunFlags, run_options
+from search_o1.cli.stopping import run_stoppable
 from search_o1.errors import BackendError
 from search_o1.eval.paper_tables import METHODS, TABLES
 from search_o1.eval.reproduce import SUMMARY, MatrixOptions, run_matrix
@@ -68,7 +68,7 @@ def command(
         argv=sys.argv[1:],
     )
     with progress_bar(enabled=run.progress) as opts.on_progress:
-        results = asyncio.run(run_matrix(settings, opts))
+        results = run_stoppable(run_matrix(settings, opts))
     click.echo((out / SUMMARY).read_text(encoding="utf-8"))
     failed = sum(r.failed for r in results)
     if failed:
