@@ -172,9 +172,14 @@ def info(directory: Path, as_json: bool) -> None:
 @click.argument("corpus")
 @click.argument("query")
 @click.option(
-    "-k", "--top-k", "k", default=5, show_default=True, type=click.IntRange(1, 100),
+    "-k",
+    "--top-k",
+    "k",
+    default=5,
+    show_default=True,
+    type=click.IntRange(1, 100),
     help="Passages to show.",
-)  # fmt: skip
+)
 @click.option("--dense", is_flag=True, help="Search by embeddings instead of BM25.")
 @click.option("--embedding-model", metavar="PATH", help="Sentence-transformers model folder.")
 def search(corpus: str, query: str, k: int, dense: bool, embedding_model: str | None) -> None:
