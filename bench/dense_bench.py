@@ -187,7 +187,7 @@ def run_retrieve(args: argparse.Namespace) -> None:
     """Recall through what `serve`'s /retrieve runs: the backend `--search` builds, asked
     by `retrieve()` with the protocol's request, on the HotpotQA paragraphs."""
     from search_o1.config import Settings
-    from search_o1.search.factory import build_search
+    from search_o1.pipeline import build_search
     from search_o1.serve.retrieve import RetrieveRequest, retrieve
 
     qs = questions("hotpotqa")

@@ -8,6 +8,7 @@ clients, the page fetcher, the cache) and closes all of it on exit, in reverse o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Literal
@@ -19,9 +20,9 @@ from search_o1.engine import ChainLimits, Engine, EngineOptions, ReaderOptions, 
 from search_o1.fetch import build_documents
 from search_o1.llm.base import LLM
 from search_o1.prompts.templates import PromptSet, load_prompts
-from search_o1.registry import resolve_llm
+from search_o1.registry import resolve_llm, resolve_search
 from search_o1.search.base import Search
-from search_o1.search.factory import build_search
+from search_o1.search.cached import Cacheable, CachedSearch
 from search_o1.types import Sampling
 
 __all__ = ["Pipeline", "build_llm", "build_search", "engine_options", "open_pipeline"]
@@ -44,6 +45,34 @@ def build_llm(settings: Settings, *, role: Literal["main", "reader"] = "main") -
         for url in urls
     ]
     return PoolLLM(backends, labels=urls, retries=settings.retries)
+
+
+def build_search(
+    settings: Settings, *, cache: Cache | Callable[[], Cache | None] | None = None
+) -> Search:
+    """The search backend `settings.search` names; several (`--search bm25,serper`) are
+    fused by reciprocal rank.
+
+    Each named backend comes from the registry. Web backends (those with a
+    `cache_identity()`) go through `cache`, each on its own before fusion, so a fused
+    run's entries are shared with single-backend runs: an open Cache, or a callable that
+    opens it, called only when a web backend is built (a corpus-only run creates no
+    cache file). The caller owns the result and the cache: `await search.aclose()` when
+    done (the pipeline does); the backend's `aclose` never closes the cache.
+    """
+    backends: list[Search] = []
+    for name in settings.search:
+        backend = resolve_search(name)(settings)
+        if isinstance(backend, Cacheable):
+            store = cache() if callable(cache) else cache
+            if store is not None:
+                backend = CachedSearch(backend, store)
+        backends.append(backend)
+    if len(backends) == 1:
+        return backends[0]
+    from search_o1.search.fusion import FusedSearch
+
+    return FusedSearch(backends)
 
 
 def engine_options(settings: Settings, *, model: str | None = None) -> EngineOptions:

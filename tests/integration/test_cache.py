@@ -22,10 +22,9 @@ from search_o1.config import Settings
 from search_o1.errors import ConfigError, InputFileError, ReplayMissError
 from search_o1.fetch import build_documents
 from search_o1.llm.scripted import ScriptedLLM
-from search_o1.pipeline import open_pipeline
+from search_o1.pipeline import build_search, open_pipeline
 from search_o1.registry import register, unregister
 from search_o1.search.cached import CachedSearch
-from search_o1.search.factory import build_search
 from search_o1.search.fusion import FusedSearch
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Hit

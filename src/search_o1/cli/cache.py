@@ -15,7 +15,7 @@ from search_o1.cache import Cache, CacheMode
 from search_o1.config import load_settings
 from search_o1.errors import ConfigError
 
-# The rule (search/factory.py): a local corpus answers the same way every time, cheaply.
+# The rule (pipeline.build_search): a local corpus answers the same way every time, cheaply.
 _WHAT_IS_CACHED = (
     "only web searches and fetched pages are cached; local corpus searches "
     "(bm25, dense, memory) are not"
