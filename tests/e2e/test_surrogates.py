@@ -124,3 +124,65 @@ def test_serve_answers_a_question_holding_a_surrogate(tmp_path: Path) -> None:
     assert "Puccini" in reply.json()["choices"][0]["message"]["content"]
     assert found.status_code == 200, found.text
     assert "\ufffd" in json.dumps(found.json(), ensure_ascii=False)
+
+
+def surrogate_corpus(tmp_path: Path) -> Path:
+    """A local corpus whose first document holds a lone surrogate in its title and text,
+    written as JSON escapes (as a JSON encoder writes them)."""
+    rows = [
+        {"id": "t1", "title": f"Tosca {BAD}", "text": "Tosca is an opera by Puccini \udfff."},
+        {"id": "a1", "title": "Aida", "text": "Aida is an opera by Verdi."},
+    ]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert "\\ud800" in path.read_text()
+    return path
+
+
+def test_index_build_repairs_and_counts_a_corpus_holding_surrogates(tmp_path: Path) -> None:
+    corpus = surrogate_corpus(tmp_path)
+    built = run("index", "build", str(corpus), "-o", "ix", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    assert built.stderr.strip().splitlines() == [
+        f"note: 2 characters of {corpus} were not valid text (lone surrogates) and became U+FFFD"
+    ]
+    assert json.loads((tmp_path / "ix" / "manifest.json").read_text())["replaced"] == 2
+    found = run("index", "search", "ix", "Tosca opera", "-k", "1", cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert "Tosca \ufffd (t1)" in found.stdout
+    # The JSONL file itself, indexed on the fly and cached, reads the same.
+    direct = run("index", "search", str(corpus), "Tosca opera", "-k", "1", cwd=tmp_path)
+    assert direct.returncode == 0, direct.stderr
+    assert "Puccini \ufffd." in direct.stdout
+
+
+def test_ask_and_eval_search_a_corpus_holding_surrogates(tmp_path: Path) -> None:
+    corpus = surrogate_corpus(tmp_path)
+    question = "Who wrote the opera Tosca?"
+    data = tmp_path / "q.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": question, "golden_answers": ["Puccini"]}))
+    plain = responder({question: "It is \\boxed{Puccini}"})
+    with openai_server(lambda body: str(plain(body)), return_stop=False) as srv:
+        model = ("--base-url", srv.url, "--model", "fake-model", "--chat-template", "chatml")
+        asked = run("ask", question, "--json", "--corpus", str(corpus), *model, cwd=tmp_path)
+        evaluated = run(
+            *("eval", "--dataset", str(data), "--task", "qa", "--out", "run"),
+            *("--corpus", str(corpus), "--no-progress", *model),
+            cwd=tmp_path,
+        )
+        assert evaluated.returncode == 0, evaluated.stderr
+        # A second run reads the cached index, which keeps each passage's count.
+        again = run(
+            *("eval", "--dataset", str(data), "--task", "qa", "--out", "run2"),
+            *("--corpus", str(corpus), "--no-progress", *model),
+            cwd=tmp_path,
+        )
+    assert asked.returncode == 0, asked.stderr
+    result = json.loads(asked.stdout)
+    assert result["answer"] == "Puccini"
+    assert "t1" in [h["id"] for h in result["searches"][0]["hits"]]
+    for out in ("run", "run2"):
+        record = json.loads((tmp_path / out / "results.jsonl").read_text(encoding="utf-8"))
+        assert record["prediction"] == "Puccini"
+        assert record["replaced"]["search"] == 2  # the Tosca passage's title and text
+    assert again.returncode == 0, again.stderr

@@ -145,6 +145,13 @@ def build(
         f"(read {read_s:.1f} s, index and save {total - read_s:.1f} s) -> {out}"
         + (f"\n{extra}" if extra else "")
     )
+    replaced = index.manifest["replaced"]
+    if replaced:
+        click.echo(
+            f"note: {replaced:,} characters of {src} were not valid text "
+            "(lone surrogates) and became U+FFFD",
+            err=True,
+        )
 
 
 def _size(path: Path) -> int:

@@ -9,6 +9,9 @@ boilerplate removal for HTML).
 
 Bad input fails as a whole, before anything is built: every malformed JSONL line, or every
 file that is binary or not a readable PDF, is collected and reported in one error.
+Lone surrogates (a JSON escape such as \\ud800, which UTF-8 cannot hold) become U+FFFD
+as the text is read, counted in `Passage.replaced`; left in, they would end the index's
+save, or a model request, far from their cause.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from search_o1.corpus.passage import Passage, chunk_text
 from search_o1.errors import InputFileError
 from search_o1.extract import UnsupportedContent, extract, file_content_type
+from search_o1.text_safety import scrub_count, scrub_data
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -84,10 +88,11 @@ def _parse_line(raw: bytes, lineno: int) -> Passage | None:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
         raise ValueError(f"invalid JSON ({e.msg})") from None
+    obj, replaced = scrub_data(obj)
     title, text = _record_fields(obj)
     raw_id = obj.get("id")
     ident = str(raw_id) if isinstance(raw_id, str | int) else str(lineno)
-    return Passage(ident, title, text) if (title or text) else None
+    return Passage(ident, title, text, replaced) if (title or text) else None
 
 
 def read_jsonl(path: Path) -> Iterator[Passage]:
@@ -138,8 +143,15 @@ def read_document(path: Path, ident: str) -> list[Passage]:
     file name without its suffix. Raises ValueError for a file that cannot be read.
     """
     title, text = _document_text(path)
-    title = title or path.stem
-    return [Passage(f"{ident}#{i}", title, c) for i, c in enumerate(chunk_text(text))]
+    title, in_title = scrub_count(title or path.stem)
+    passages = []
+    for i, chunk in enumerate(chunk_text(text)):
+        chunk, replaced = scrub_count(chunk)
+        # The title's count goes with the first passage only: it is one title.
+        passages.append(
+            Passage(f"{ident}#{i}", title, chunk, replaced + (in_title if i == 0 else 0))
+        )
+    return passages
 
 
 def document_files(root: Path) -> list[Path]:

@@ -20,11 +20,16 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 @dataclass(frozen=True)
 class Passage:
-    """One searchable passage: a stable id, the title of its document, and its text."""
+    """One searchable passage: a stable id, the title of its document, and its text.
+
+    `replaced` counts the characters of the source that were not valid text (lone
+    surrogates) and became U+FFFD when it was read.
+    """
 
     id: str
     title: str
     text: str
+    replaced: int = 0
 
 
 def _count(text: str) -> int:

@@ -161,6 +161,8 @@ class BM25Search:
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": round(time.perf_counter() - started, 3),
             "tokenizer": {"stemmer": tokenize.language, "stopwords": "bm25s english"},
+            # Characters of the source that were not valid text, made U+FFFD when read.
+            "replaced": sum(p.replaced for p in items),
             "bm25s": bm25s.__version__,
         }
         return cls(retriever, items, manifest, max_doc_chars=max_doc_chars)
@@ -172,7 +174,9 @@ class BM25Search:
             self._retriever.save(str(tmp / _BM25_DIR), show_progress=False)
             with (tmp / _PASSAGES).open("w", encoding="utf-8") as f:
                 for p in self.passages:
-                    row = {"id": p.id, "title": p.title, "text": p.text}
+                    row: dict[str, Any] = {"id": p.id, "title": p.title, "text": p.text}
+                    if p.replaced:
+                        row["replaced"] = p.replaced
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
             # The manifest goes last: its presence is what marks a folder as an index.
             (tmp / MANIFEST).write_text(json.dumps(self.manifest, indent=2) + "\n")
@@ -284,6 +288,7 @@ async def search_passages(
             text=cut_document(p.text, query, max_doc_chars),
             score=s,
             source=source,
+            replaced=p.replaced,  # counted where the corpus was read, told with each hit
         )
         for p, s in results
     ]
@@ -364,4 +369,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 def _read_passages(path: Path) -> list[Passage]:
     with path.open(encoding="utf-8") as f:
-        return [Passage(row["id"], row["title"], row["text"]) for row in map(json.loads, f)]
+        return [
+            Passage(row["id"], row["title"], row["text"], row.get("replaced", 0))
+            for row in map(json.loads, f)
+        ]
