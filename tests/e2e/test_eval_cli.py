@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from tests.e2e.eval_support import EXE, cli, evaluate, serve, write_jsonl
 from tests.eval_support import responder
+from tests.sandbox_support import needs_isolation
 from tests.servers.openai_server import openai_server
 
 from search_o1.eval.datasets import load_dataset
@@ -145,6 +146,7 @@ ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
 TWICE_WRONG = "class Solution:\n    def twice(self, n: int) -> int:\n        return n * 3\n"
 
 
+@needs_isolation
 def test_code_pass_at_1_through_the_sandbox(tmp_path: Path) -> None:
     rows = [
         {

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.sandbox_support import needs_isolation
 
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.eval.datasets import KNOWN, expected_files, load_dataset, load_file
@@ -71,6 +72,7 @@ def test_math_answers_and_levels(shared_data: Path) -> None:
     assert math500.items[0].meta == {"subject": "Precalculus", "level": "2"}
 
 
+@needs_isolation
 def test_livecodebench_tests_run_in_the_sandbox(shared_data: Path) -> None:
     ds = load_dataset("lcb", data_dir=shared_data)
     kinds = {t["kind"] for i in ds.items for t in i.meta["tests"]}

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.sandbox_support import needs_isolation
 
 from search_o1.eval import sandbox
 from search_o1.eval.sandbox import (
@@ -25,6 +26,7 @@ FAST = Limits(timeout_s=1.5, memory_mb=512, max_procs=8)
 HANG = Limits(timeout_s=0.5, memory_mb=512, max_procs=8)
 
 
+@needs_isolation
 def test_stdin_program_passes_and_fails() -> None:
     code = "n = int(input())\nprint(n * 2)\n"
     assert run_test(code, TestCase("21\n", "42\n"), limits=FAST).passed
@@ -32,6 +34,7 @@ def test_stdin_program_passes_and_fails() -> None:
     assert wrong.status == "wrong_answer" and "4" in wrong.detail
 
 
+@needs_isolation
 def test_functional_solution_method_is_called_with_json_args() -> None:
     code = (
         "class Solution:\n"
@@ -44,6 +47,7 @@ def test_functional_solution_method_is_called_with_json_args() -> None:
     assert not run_test(code, TestCase("5\n[[1]]", "[3]", "functional"), limits=FAST).passed
 
 
+@needs_isolation
 def test_infinite_loop_is_killed_at_the_timeout() -> None:
     start = time.monotonic()
     result = run_test("while True:\n    pass\n", TestCase("", ""), limits=HANG)
@@ -70,6 +74,7 @@ def _gone_soon(marker: str, within_s: float = 3.0) -> bool:
     return _children_named(marker) == 0
 
 
+@needs_isolation
 def test_fork_bomb_is_contained_and_leaves_nothing_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,6 +91,7 @@ def test_fork_bomb_is_contained_and_leaves_nothing_behind(
     assert _children_named(str(harness)) == 0 or _gone_soon(str(harness))
 
 
+@needs_isolation
 def test_network_is_refused() -> None:
     code = (
         "import socket\n"
@@ -100,6 +106,7 @@ def test_network_is_refused() -> None:
     assert "refused" in raw.stdout or raw.returncode != 0
 
 
+@needs_isolation
 def test_memory_and_output_limits() -> None:
     hog = run_test("x = bytearray(2 * 1024**3)\nprint('ok')\n", TestCase("", "ok"), limits=FAST)
     assert hog.status == "error" and "MemoryError" in hog.detail
@@ -108,12 +115,14 @@ def test_memory_and_output_limits() -> None:
     assert chatty.status in ("error", "timeout")
 
 
+@needs_isolation
 def test_private_working_directory_is_removed() -> None:
     raw = run_program("import os\nprint(os.getcwd())\n", limits=FAST)
     workdir = raw.stdout.strip()
     assert "search-o1-sandbox" in workdir and not os.path.exists(workdir)
 
 
+@needs_isolation
 def test_run_tests_stops_at_first_failure() -> None:
     tests = [TestCase("1\n", "1\n"), TestCase("2\n", "3\n"), TestCase("3\n", "3\n")]
     result = run_tests("print(input())\n", tests, limits=FAST)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 
 import pytest
+from tests.sandbox_support import needs_isolation
 
 from search_o1.eval import paper_judge
 from search_o1.eval.paper_judge import judge_output_matches, judge_program, judge_script
@@ -20,6 +21,7 @@ def test_doctests() -> None:
     assert result.failed == 0 and result.attempted > 0
 
 
+@needs_isolation
 @pytest.mark.parametrize(
     ("program", "passed"),
     [
