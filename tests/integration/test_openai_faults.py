@@ -89,6 +89,20 @@ async def test_a_cut_raw_prompt_stream_is_continued_from_its_text(kind: str) -> 
     assert done.text == ANSWER and "".join(shown) == ANSWER
 
 
+async def test_a_request_lost_on_a_dead_kept_alive_connection_is_resent_free() -> None:
+    """A server that closed a kept-alive connection just as a request came on it (its
+    idle timeout, a restart) never handled that request: it is resent on a new
+    connection without spending a retry, so even a client with no retries gets its
+    answer."""
+    with openai_server(lambda body: ANSWER, drop_reused=1) as server:
+        llm = client(server.url, retries=0)
+        answers = [await llm.complete(REQUEST) for _ in range(2)]
+        await llm.aclose()
+    assert [done.text for done in answers] == [ANSWER, ANSWER]
+    assert server.dropped == 1 and len(server.completion_requests) == 2
+    assert len(set(server.clients)) == 2  # the resend came on a new connection
+
+
 async def test_a_cut_chat_stream_is_resent_only_when_no_one_saw_it() -> None:
     with openai_server(lambda body: ANSWER, fault=first("reset")) as server:
         unseen = client(server.url, api_mode="chat")

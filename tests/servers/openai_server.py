@@ -60,6 +60,7 @@ class FakeOpenAIServer:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.headers: list[dict[str, str]] = []
         self.clients: list[tuple[str, int]] = []
+        self.dropped = 0  # requests hung up on unread (see `drop_reused`)
 
     @property
     def completion_requests(self) -> list[dict[str, Any]]:
@@ -75,6 +76,7 @@ class _Config:
     def __init__(self, **kw: Any) -> None:
         self.__dict__.update(kw)
         self.failures_left: int = kw["fail_first"]
+        self.drops_left: int = kw["drop_reused"]
         self.lock = threading.Lock()
         self.completions = 0  # completion requests answered so far
         # prompt + the text a cut stream had sent -> the rest of that reply, so that a
@@ -119,7 +121,28 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return None
 
+    served = 0  # requests this connection has carried (one handler per connection)
+
     # ---- plumbing ----
+
+    def handle_one_request(self) -> None:
+        self.served += 1
+        if self.served > 1 and self._drop():
+            return None
+        return super().handle_one_request()
+
+    def _drop(self) -> bool:
+        """Hang up on a request that came on a kept-alive connection, unread and unanswered,
+        as a server does whose idle timeout fires just as the request arrives."""
+        if self.rfile.peek(1) == b"":  # the client closed the connection itself
+            return False
+        with self.cfg.lock:
+            if self.cfg.drops_left <= 0:
+                return False
+            self.cfg.drops_left -= 1
+            self.handle_ref.dropped += 1
+        self.close_connection = True
+        return True
 
     def _record(self, body: dict[str, Any]) -> None:
         with self.cfg.lock:
@@ -366,6 +389,7 @@ def openai_server(
     reject_fields: tuple[str, ...] = (),
     fault: Fault | None = None,
     stall_s: float = 1.0,
+    drop_reused: int = 0,
 ) -> Iterator[FakeOpenAIServer]:
     """Run a fake OpenAI-compatible server on a free loopback port for the `with` block.
 
@@ -377,7 +401,9 @@ def openai_server(
     servers do), unless `owned_by` is given. `reject_fields` makes it strict like OpenAI's
     hosted API: a request holding any of those fields gets a 400 naming it.
     `fault(n)` makes completion request n misbehave (see `Fault`); `stall_s` is how long
-    a "stall" stays silent.
+    a "stall" stays silent. `drop_reused=N` hangs up on the first N requests that come on
+    a kept-alive connection, before reading them (they are not recorded; `dropped` counts
+    them).
     """
     cfg = _Config(
         respond=respond,
@@ -395,6 +421,7 @@ def openai_server(
         reject_fields=reject_fields,
         fault=fault,
         stall_s=stall_s,
+        drop_reused=drop_reused,
     )
     handler = type("Handler", (_Handler,), {"cfg": cfg})
     httpd = QuietServer(("127.0.0.1", 0), handler)

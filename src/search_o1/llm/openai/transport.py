@@ -3,7 +3,10 @@ over several small pools."""
 
 from __future__ import annotations
 
+import itertools
+import logging
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
 
@@ -11,6 +14,12 @@ from search_o1._http import USER_AGENT, ssl_context
 
 # Connections per httpcore pool: 8, 16 and 32 measured alike on the benchmark; 16 it is.
 POOL_SIZE = 16
+
+log = logging.getLogger(__name__)
+
+# How a server hanging up on a request shows: the end of the stream before any answer
+# (RemoteProtocolError) or a reset (ReadError; WriteError when the write itself fails).
+HUNG_UP = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 def http_client(
@@ -68,7 +77,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         index = busy.index(min(busy))
         busy[index] += 1
         try:
-            response = await self._pools[index].handle_async_request(request)
+            response = await send(self._pools[index], request)
         except BaseException:
             busy[index] -= 1
             raise
@@ -102,3 +111,37 @@ class _Released(httpx.AsyncByteStream):
             if self._release is not None:
                 self._release()
                 self._release = None
+
+
+async def send(pool: httpx.AsyncBaseTransport, request: httpx.Request) -> httpx.Response:
+    """`request` through `pool`, resent when a kept-alive connection died under it.
+
+    A server closes an idle kept-alive connection when it likes (an idle timeout, a
+    restart, a stream it ended without saying `Connection: close`); when its FIN has not
+    reached us before the pool hands that connection out again, the request is written
+    into a dead socket and the server hangs up without ever handling it. That request was
+    not an attempt: it is resent at once, on another connection, without counting against
+    the caller's retries. Only a hang-up before any answer, on a connection this request
+    did not open, is resent; a new connection failing is a real failure. Each dead
+    connection is dropped from the pool as it fails, so the resends are bounded by the
+    pool's size.
+    """
+    resendable = isinstance(request.stream, httpx.ByteStream)  # a body that can be re-read
+    outer = request.extensions.get("trace")
+    for resends in itertools.count():
+        opened = False
+
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            nonlocal opened
+            opened = opened or event.startswith("connection.connect_")
+            if outer is not None:
+                await outer(event, info)
+
+        request.extensions = {**request.extensions, "trace": trace}
+        try:
+            return await pool.handle_async_request(request)
+        except HUNG_UP as e:
+            if opened or not resendable or resends >= POOL_SIZE:
+                raise
+            log.info("%s: kept-alive connection closed by the server (%s); resent", request.url, e)
+    raise AssertionError("unreachable")  # pragma: no cover
