@@ -81,15 +81,20 @@ def _auth_key(env_name: str | None) -> str | None:
 @option("--host", default="127.0.0.1", group="server", help="Address to bind.")
 @option("--port", default=8000, type=int, group="server", help="Port to bind.")
 @option(
-    "--auth-key-env", metavar="NAME", group="server",
+    "--auth-key-env",
+    metavar="NAME",
+    group="server",
     help="Environment variable holding the bearer key clients must send "
     "(--api-key-env is the model server's key).",
-)  # fmt: skip
+)
 @option("--insecure", is_flag=True, group="server", help="Allow a non-loopback --host, no key.")
 @option(
-    "--max-concurrency", type=int, group="server", show_default="--concurrency",
+    "--max-concurrency",
+    type=int,
+    group="server",
+    show_default="--concurrency",
     help="Questions run at once.",
-)  # fmt: skip
+)
 @option("--max-queue", type=int, default=16, group="server", help="Requests waiting; more: 429.")
 @option("--model-name", default="search-o1", group="server", help="Name in /v1/models.")
 @option(

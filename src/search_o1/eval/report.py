@@ -16,11 +16,19 @@ from search_o1.eval.datasets import title_of
 from search_o1.eval.scoring import COLUMNS
 
 _NAMES = {
-    "em": "EM", "f1": "F1", "acc": "Acc", "valid": "Valid", "math_equal": "math_equal",
-    "math_verify": "Math-Verify", "acc_lenient": "Acc (lenient)",
-    "valid_lenient": "Valid (lenient)", "pass@1": "Pass@1", "em_lenient": "EM (lenient)",
-    "f1_lenient": "F1 (lenient)", "pass@1_lenient": "Pass@1 (lenient)",
-}  # fmt: skip
+    "em": "EM",
+    "f1": "F1",
+    "acc": "Acc",
+    "valid": "Valid",
+    "math_equal": "math_equal",
+    "math_verify": "Math-Verify",
+    "acc_lenient": "Acc (lenient)",
+    "valid_lenient": "Valid (lenient)",
+    "pass@1": "Pass@1",
+    "em_lenient": "EM (lenient)",
+    "f1_lenient": "F1 (lenient)",
+    "pass@1_lenient": "Pass@1 (lenient)",
+}
 # Which of our columns the paper's tables print, per task, said in every summary.md.
 PAPER_COLUMNS = {
     "qa": "EM and F1 (the lenient columns are ours)",
@@ -204,8 +212,8 @@ def diff(a: Run, b: Run, *, all_changes: bool = False) -> str:
         b_only += sy > sx
         if sx != sy or (all_changes and x.get("prediction") != y.get("prediction")):
             gold = "; ".join(map(str, x.get("gold", [])))[:40]
-            rows.append([item_id, gold, _cell(x.get("prediction")), _cell(y.get("prediction")),
-                         _pct(sx), _pct(sy)])  # fmt: skip
+            said_a, said_b = _cell(x.get("prediction")), _cell(y.get("prediction"))
+            rows.append([item_id, gold, said_a, said_b, _pct(sx), _pct(sy)])
     shared = sum(1 for i in ra if i in rb)
     if not rows:
         what = "predictions" if all_changes else primary

@@ -339,9 +339,13 @@ async def _run_locked(engine: Engine, dataset: Dataset, opts: RunOptions) -> Run
 
         try:
             await run_all(
-                engine, jobs, concurrency=opts.concurrency, on_result=on_result,
-                schedule=opts.schedule, **_inflight(opts.settings),
-            )  # fmt: skip
+                engine,
+                jobs,
+                concurrency=opts.concurrency,
+                on_result=on_result,
+                schedule=opts.schedule,
+                **_inflight(opts.settings),
+            )
         except BaseException as e:
             # Whatever stopped the run, the metrics of what finished are still written.
             with contextlib.suppress(Exception):
@@ -349,6 +353,9 @@ async def _run_locked(engine: Engine, dataset: Dataset, opts: RunOptions) -> Run
             raise _unwrap(e) from None
     metrics = finalize(opts.out, dataset, opts.method, fallback)
     return RunOutcome(
-        metrics, ran=tally.ran, resumed=len(dataset.items) - len(todo), failed=tally.failed,
+        metrics,
+        ran=tally.ran,
+        resumed=len(dataset.items) - len(todo),
+        failed=tally.failed,
         failures=tally.failures,
-    )  # fmt: skip
+    )
