@@ -11,8 +11,8 @@ from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.markers import neutralise
 from search_o1.prompts import NOTHING_FOUND
 from search_o1.prompts.templates import PromptSet, page_fields
+from search_o1.reader_history import paper_prev_reasoning, trim_reasoning
 from search_o1.sources import CITE_INSTRUCTION
-from search_o1.steps import paper_prev_reasoning, trim_reasoning
 from search_o1.tokens import estimate_tokens
 from search_o1.types import Document, Hit, Message, Prompt, ReaderResult, Sampling, Usage
 

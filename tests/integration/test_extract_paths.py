@@ -11,8 +11,8 @@ import pytest
 from tests.servers.web import Reply, web_server
 
 from search_o1.corpus.load import load_passages
-from search_o1.extract import decode, extract, plain_html_text
 from search_o1.fetch import FetchConfig, HostPolicy, PageFetcher
+from search_o1.page_text import decode, extract, plain_html_text
 
 ARTICLE = (
     "Tosca is an opera in three acts by Giacomo Puccini to an Italian libretto by Luigi "

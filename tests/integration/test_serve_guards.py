@@ -25,7 +25,7 @@ from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
 from search_o1.serve.app import create_app
 from search_o1.serve.background import serve_in_thread
-from search_o1.serve.openai_wire import without_markers
+from search_o1.serve.chat_completions import without_markers
 
 # One client and one TLS context for every request: a fresh httpx client loads the CA
 # roots again (about 45 ms), even for plain http://.

@@ -156,7 +156,7 @@ def page_reader(*, key: str | None = None, preamble: bool = True, timeout_s: flo
     It reads only pages on 127.0.0.1 and answers 422 for any other page or a failing one,
     as Jina does; with `key`, a request without `Authorization: Bearer KEY` gets 401.
     """
-    from search_o1.extract import html_to_text
+    from search_o1.page_text import html_to_text
 
     def read(r: Request) -> Reply:
         if key is not None and r.headers.get("authorization") != f"Bearer {key}":

@@ -10,7 +10,7 @@ import pytest
 from tests.servers.web import make_pdf
 
 import search_o1.corpus.passage as passage_module
-import search_o1.extract as extract_module
+import search_o1.page_text as page_text_module
 from search_o1.corpus.load import iter_passages, load_passages
 from search_o1.corpus.passage import MAX_WORDS, Passage, chunk_text
 from search_o1.errors import InputFileError
@@ -23,7 +23,7 @@ def write_lines(path: Path, lines: list[str]) -> Path:
 
 def test_doctests() -> None:
     assert doctest.testmod(passage_module).failed == 0
-    assert doctest.testmod(extract_module).failed == 0
+    assert doctest.testmod(page_text_module).failed == 0
 
 
 # ---- JSONL ----

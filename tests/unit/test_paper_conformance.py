@@ -17,7 +17,7 @@ from search_o1.eval.datasets import KNOWN
 from search_o1.eval.rows import parse_row
 from search_o1.eval.scoring import score_item
 from search_o1.reader import paper_refined
-from search_o1.steps import paper_prev_reasoning
+from search_o1.reader_history import paper_prev_reasoning
 
 CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 # The conformance files' dataset names -> ours (GPQA's items there are synthetic).

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from search_o1.cli import cli
-from search_o1.serve import openai_wire as wire
+from search_o1.serve import chat_completions as wire
 from search_o1.serve.retrieve import parse_retrieve
 from search_o1.serve.runs import Limiter, QueueFull
 from search_o1.types import FinishReason, Trace

@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from search_o1._http import retry_after_s as parse_retry_after
-from search_o1.extract import decode, extract_text, plain_html_text
 from search_o1.fetch.guard import BlockedURLError, HostPolicy, is_public_address
 from search_o1.fetch.robots import rules_from
+from search_o1.page_text import decode, extract_text, plain_html_text
 from search_o1.search.duckduckgo import hits_from_rows
 from search_o1.search.fusion import reciprocal_rank_fusion
 from search_o1.search.http import clean_snippet

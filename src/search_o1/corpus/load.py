@@ -4,7 +4,7 @@ JSONL (one JSON object a line, UTF-8): FlashRAG's `contents` ("Title\\ntext"), o
 `title` + `text`, or `text` alone; `id` is optional (default: the line number).
 Folders: .txt, .md, .html and .pdf files, found recursively (hidden ones skipped), each
 cut into passages of 100-200 words titled by the document's title or file name. Files
-become text exactly as fetched web pages do (`search_o1.extract`: charset detection,
+become text exactly as fetched web pages do (`search_o1.page_text`: charset detection,
 boilerplate removal for HTML).
 
 Bad input fails as a whole, before anything is built: every malformed JSONL line, or every
@@ -23,7 +23,7 @@ from typing import Any
 
 from search_o1.corpus.passage import Passage, chunk_text
 from search_o1.errors import InputFileError
-from search_o1.extract import UnsupportedContent, extract, file_content_type
+from search_o1.page_text import UnsupportedContent, extract, file_content_type
 from search_o1.text_safety import scrub_count, scrub_data
 
 __all__ = [

@@ -4,10 +4,10 @@
 for users who fetch pages themselves.
 """
 
-from search_o1.extract import EXTRACTOR_VERSION, extract_text
 from search_o1.fetch.documents import WebDocuments, build_documents
 from search_o1.fetch.fetcher import FetchConfig, FetchError, Page, PageFetcher
 from search_o1.fetch.guard import BlockedURLError, HostPolicy, is_public_address
+from search_o1.page_text import EXTRACTOR_VERSION, extract_text
 
 __all__ = [
     "EXTRACTOR_VERSION",

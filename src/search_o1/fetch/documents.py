@@ -25,9 +25,9 @@ from search_o1.cache import Cache
 from search_o1.config import Settings
 from search_o1.documents import local_document
 from search_o1.errors import FetchError, ReplayMissError
-from search_o1.extract import EXTRACTOR_VERSION
 from search_o1.fetch.fetcher import FetchConfig, PageFetcher
 from search_o1.fetch.guard import HostPolicy
+from search_o1.page_text import EXTRACTOR_VERSION
 from search_o1.types import Document, Hit
 from search_o1.window import best_window
 

@@ -33,7 +33,6 @@ import httpx
 
 from search_o1._http import USER_AGENT
 from search_o1.errors import ConfigError, FetchError
-from search_o1.extract import UnsupportedContent, extract_text
 from search_o1.fetch.guard import BlockedURLError, GuardedTransport, HostPolicy
 from search_o1.fetch.robots import (
     ROBOTS_MAX_BYTES,
@@ -42,6 +41,7 @@ from search_o1.fetch.robots import (
     rules_from,
     unreachable,
 )
+from search_o1.page_text import UnsupportedContent, extract_text
 
 __all__ = ["FetchConfig", "FetchError", "Page", "PageFetcher"]
 

@@ -27,7 +27,7 @@ from search_o1.config import Settings
 from search_o1.engine import Engine, method_names
 from search_o1.errors import QueueFull, SearchO1Error
 from search_o1.pipeline import open_pipeline
-from search_o1.serve import openai_wire as wire
+from search_o1.serve import chat_completions as wire
 from search_o1.serve.guard import BrowserGuard, host_names
 from search_o1.serve.health import health_report
 from search_o1.serve.mcp_mount import mcp_mount
@@ -241,7 +241,7 @@ def engine_for(base: Engine, overrides: dict[str, Any]) -> Engine:
 
     Options are frozen and an Engine reads them throughout a run, so a request's
     temperature or token budget gets an Engine of its own over the same backends.
-    `overrides` holds `max_tokens`, `temperature` and `top_p` (see openai_wire).
+    `overrides` holds `max_tokens`, `temperature` and `top_p` (see chat_completions).
     """
     if not overrides:
         return base

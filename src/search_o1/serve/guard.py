@@ -29,7 +29,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from search_o1.serve.openai_wire import error_body
+from search_o1.serve.chat_completions import error_body
 
 ANY_HOST = "*"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")

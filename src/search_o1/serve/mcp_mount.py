@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from search_o1.engine import Engine
 from search_o1.errors import MissingExtraError, QueueFull, SearchO1Error
-from search_o1.serve.openai_wire import error_body
+from search_o1.serve.chat_completions import error_body
 from search_o1.serve.runs import Limiter
 
 PATH = "/mcp"

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from search_o1.errors import ConfigError
-from search_o1.serve import openai_wire as wire
+from search_o1.serve import chat_completions as wire
 from search_o1.serve.runs import Run
 from search_o1.sources import answer_sources
 from search_o1.types import FinishReason, SearchFinished, SearchStarted, TextDelta, Trace

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from search_o1.search.base import Search
-from search_o1.serve.openai_wire import WireError
+from search_o1.serve.chat_completions import WireError
 from search_o1.types import Hit
 
 DEFAULT_TOPK = 3  # Search-R1's default

@@ -39,14 +39,47 @@ MAX_PDF_PAGES = 50  # for web pages; a local file is read whole
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
 # Content of these elements is never prose, or is page chrome.
 _SKIP = frozenset(
-    {"script", "style", "noscript", "template", "svg", "head", "nav", "footer", "header",
-     "aside", "form"}
-)  # fmt: skip
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "head",
+        "nav",
+        "footer",
+        "header",
+        "aside",
+        "form",
+    }
+)
 # These end a paragraph, so blocks and list items do not run into each other.
 _BLOCK = frozenset(
-    {"p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "h1", "h2",
-     "h3", "h4", "h5", "h6", "blockquote", "pre", "dd", "dt", "hr", "main"}
-)  # fmt: skip
+    {
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "tr",
+        "table",
+        "section",
+        "article",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "blockquote",
+        "pre",
+        "dd",
+        "dt",
+        "hr",
+        "main",
+    }
+)
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _BLOCK_BREAK = re.compile(r"\n\s*\n")
 _HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
