@@ -24,9 +24,9 @@ from typing import Any
 from bench.harness import RunResult, bench_settings, jobs, run_workload, sim_engines
 from search_o1.config import Settings
 from search_o1.llm.base import LLM
-from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.pool import PoolLLM
 from search_o1.pipeline import build_llm
+from search_o1.wiring import llms
 
 OUT = Path(__file__).resolve().parent / "out"
 TIME_SCALE = 20.0
@@ -62,7 +62,7 @@ async def routing() -> list[RunResult]:
         settings = bench_settings(urls)
         for affinity in (True, False):
             label = "affinity" if affinity else "least-loaded"
-            backends = [OpenAILLM.from_settings(bench_settings([u], retries=0)) for u in urls]
+            backends = [llms.openai(bench_settings([u], retries=0)) for u in urls]
             llm = PoolLLM(backends, labels=urls, affinity=affinity)
             results.append(await _standard(label, llm, urls, settings, "async"))
     return results

@@ -20,7 +20,7 @@ tests, and for trying the API offline); `markers` holds the strings the model wr
 from search_o1 import markers
 from search_o1.answer import extract_answer, extract_boxed, extract_code
 from search_o1.api import Answer, aask, ask
-from search_o1.cache import Cache, open_cache
+from search_o1.cache import Cache
 from search_o1.config import Settings, load_settings
 from search_o1.engine import (
     METHODS,
@@ -76,6 +76,7 @@ from search_o1.types import (
     Trace,
     Usage,
 )
+from search_o1.wiring import open_cache
 
 __all__ = [
     "LLM",

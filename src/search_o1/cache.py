@@ -48,15 +48,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from search_o1._sqlite_file import WHAT_TO_DO, open_store
 from search_o1.errors import BackendError, ConfigError, InputFileError, ReplayMissError
 
-if TYPE_CHECKING:
-    from search_o1.config import Settings
-
-__all__ = ["Cache", "CacheDamagedError", "CacheMode", "CacheSlot", "CacheStats", "open_cache"]
+__all__ = ["Cache", "CacheDamagedError", "CacheMode", "CacheSlot", "CacheStats"]
 
 CacheMode = Literal["record", "replay", "off"]
 Kind = Literal["search", "page"]
@@ -344,15 +341,6 @@ def _read_export(path: Path) -> Iterator[dict[str, Any]]:
 # ---- ownership ----------------------------------------------------------------------
 
 
-def open_cache(settings: Settings) -> Cache | None:
-    """A new Cache for `settings.cache_path`, mode and `cache_ttl` (None when mode is
-    off). The caller owns it and closes it."""
-    if settings.cache == "off":
-        return None
-    path = Path(settings.cache_path).expanduser()
-    return Cache(path, settings.cache, ttl_s=settings.cache_ttl)
-
-
 class CacheSlot:
     """The cache of one pipeline: opened at its first use, closed by `close` only if the
     slot opened it. Given an open Cache, hands that out and never closes it (sharing).
@@ -362,21 +350,24 @@ class CacheSlot:
     reported before any question runs.
     """
 
-    def __init__(self, settings: Settings, given: Cache | None = None) -> None:
-        self._settings = settings
+    def __init__(self, opener: Callable[[], Cache | None], given: Cache | None = None) -> None:
+        """`opener` makes the run's Cache (None when the run has none), called at most
+        once and only when no Cache was `given`."""
+        self._opener = opener
         self._cache = given
+        self._opened = given is not None
         self._owned = False
 
     def get(self) -> Cache | None:
-        if self._cache is None and self._settings.cache != "off":
-            self._cache = open_cache(self._settings)
-            self._owned = True
+        if not self._opened:
+            self._cache, self._opened = self._opener(), True
+            self._owned = self._cache is not None
         return self._cache
 
     def close(self) -> None:
         if self._owned and self._cache is not None:
             self._cache.close()
-        self._cache, self._owned = None, False
+        self._cache, self._opened, self._owned = None, False, False
 
     def __enter__(self) -> CacheSlot:
         return self

@@ -17,13 +17,13 @@ from search_o1 import profiles
 from search_o1.cache import Cache, CacheSlot
 from search_o1.config import Settings
 from search_o1.engine import ChainLimits, Engine, EngineOptions, ReaderOptions, SearchOptions
-from search_o1.fetch import build_documents
 from search_o1.llm.base import LLM
 from search_o1.prompts.templates import PromptSet, load_prompts
 from search_o1.registry import resolve_llm, resolve_search
 from search_o1.search.base import Search
 from search_o1.search.cached import Cacheable, CachedSearch
 from search_o1.types import Sampling
+from search_o1.wiring import build_documents, open_cache
 
 __all__ = ["Pipeline", "build_llm", "build_search", "engine_options", "open_pipeline"]
 
@@ -181,7 +181,7 @@ class Pipeline:
     def _open(self, stack: AsyncExitStack) -> Engine:
         settings = self.settings
         # First in, last out: the cache outlives everything that writes to it.
-        slot = stack.enter_context(CacheSlot(settings, given=self._cache))
+        slot = stack.enter_context(CacheSlot(lambda: open_cache(settings), given=self._cache))
         llm = self._given_llm
         if llm is None:
             llm = build_llm(settings)

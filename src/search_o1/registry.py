@@ -68,21 +68,21 @@ Factory: TypeAlias = LLMFactory | SearchFactory
 # name -> "module:attribute"; must equal pyproject.toml's entry points (a test checks).
 BUILTINS: dict[Kind, dict[str, str]] = {
     "llm": {
-        "openai": "search_o1.llm.openai:OpenAILLM.from_settings",
-        "embedded": "search_o1.llm.embedded:EmbeddedLLM.from_settings",
+        "openai": "search_o1.wiring.llms:openai",
+        "embedded": "search_o1.wiring.llms:embedded",
     },
     "search": {
-        "bm25": "search_o1.search.bm25:BM25Search.from_settings",
-        "dense": "search_o1.search.dense:DenseSearch.from_settings",
-        "memory": "search_o1.search.memory:MemorySearch.from_settings",
-        "serper": "search_o1.search.serper:SerperSearch.from_settings",
-        "brave": "search_o1.search.brave:BraveSearch.from_settings",
-        "tavily": "search_o1.search.tavily:TavilySearch.from_settings",
-        "bing": "search_o1.search.bing:BingSearch.from_settings",
-        "searxng": "search_o1.search.searxng:SearxngSearch.from_settings",
-        "duckduckgo": "search_o1.search.duckduckgo:DuckDuckGoSearch.from_settings",
-        "retriever": "search_o1.search.retriever:RetrieverSearch.from_settings",
-        "mcp": "search_o1.search.mcp_tool:McpSearch.from_settings",
+        "bm25": "search_o1.wiring.searches:bm25",
+        "dense": "search_o1.wiring.searches:dense",
+        "memory": "search_o1.wiring.searches:memory",
+        "serper": "search_o1.wiring.searches:serper",
+        "brave": "search_o1.wiring.searches:brave",
+        "tavily": "search_o1.wiring.searches:tavily",
+        "bing": "search_o1.wiring.searches:bing",
+        "searxng": "search_o1.wiring.searches:searxng",
+        "duckduckgo": "search_o1.wiring.searches:duckduckgo",
+        "retriever": "search_o1.wiring.searches:retriever",
+        "mcp": "search_o1.wiring.searches:mcp",
     },
 }
 

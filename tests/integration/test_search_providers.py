@@ -26,6 +26,7 @@ from search_o1.search.tavily import TavilySearch
 from search_o1.serve.app import create_app
 from search_o1.serve.background import serve_in_thread
 from search_o1.types import Hit
+from search_o1.wiring import searches
 
 KEY = "sekret-KEY-123"
 RESULTS = [
@@ -266,12 +267,12 @@ def test_missing_key_names_the_variable(name: str, monkeypatch: pytest.MonkeyPat
     assert env is not None
     monkeypatch.delenv(env, raising=False)
     with pytest.raises(ConfigError, match=env):
-        PROVIDERS[name].cls.from_settings(Settings(search=[name]))
+        getattr(searches, name)(Settings(search=[name]))
 
 
 def test_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BRAVE_API_KEY", KEY)
-    backend = BraveSearch.from_settings(Settings(search=["brave"]))
+    backend = searches.brave(Settings(search=["brave"]))
     assert backend.endpoint == BraveSearch.default_endpoint
     assert KEY not in repr(backend.cache_identity())
 
@@ -279,7 +280,7 @@ def test_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("name", ["searxng", "retriever"])
 def test_self_hosted_backends_need_an_endpoint(name: str) -> None:
     with pytest.raises(ConfigError, match="--search-endpoint"):
-        PROVIDERS[name].cls.from_settings(Settings(search=[name]))
+        getattr(searches, name)(Settings(search=[name]))
 
 
 async def test_searxng_accepts_instance_root() -> None:
@@ -315,13 +316,13 @@ async def test_retriever_key_reaches_a_protected_serve(monkeypatch: pytest.Monke
     with serve_in_thread(create_app(engine, api_key=KEY)) as url:
         settings = Settings(search=["retriever"], search_endpoint=url + "/retrieve", retries=0)
         monkeypatch.delenv("RETRIEVER_API_KEY", raising=False)
-        anonymous = RetrieverSearch.from_settings(settings)  # optional: no key, no error
+        anonymous = searches.retriever(settings)  # optional: no key, no error
         with pytest.raises(BackendError) as e:
             await anonymous.search("Tosca", k=2)
         await anonymous.aclose()
         assert e.value.status == 401 and "check $RETRIEVER_API_KEY" in str(e.value)
         monkeypatch.setenv("RETRIEVER_API_KEY", KEY)
-        keyed = RetrieverSearch.from_settings(settings)
+        keyed = searches.retriever(settings)
         hits = await keyed.search("Tosca", k=2)
         await keyed.aclose()
     assert [(h.id, h.title) for h in hits] == [("w1", "Tosca"), ("w2", "Giacomo Puccini")]

@@ -70,6 +70,28 @@ def test_nothing_the_engine_imports_reads_settings() -> None:
     assert "search_o1.engine.options" in seen
 
 
+# Above the pipeline, or the wiring itself: the modules that may read `Settings`.
+_READS_SETTINGS = ("config", "config_sources", "pipeline", "registry", "profiles", "wiring")
+_FRONT_ENDS = ("api", "cli", "serve", "mcp", "eval")
+
+
+def test_no_module_below_the_pipeline_imports_config() -> None:
+    # Backends, search, fetching, corpus, cache, reader and engine take explicit
+    # arguments; `search_o1.wiring` maps settings onto them (type-only imports count).
+    edges = graph()
+    above = tuple(f"search_o1.{name}" for name in _READS_SETTINGS + _FRONT_ENDS)
+    below = [
+        m
+        for m in edges
+        if m != "search_o1" and not any(m == a or m.startswith(a + ".") for a in above)
+    ]
+    readers = sorted(m for m in below if "search_o1.config" in edges[m])
+    assert readers == []
+    for module in ("search_o1.llm.openai.client", "search_o1.search.bm25", "search_o1.cache"):
+        assert module in below  # the rule covers the backends, not only the engine
+    assert "search_o1.config" in edges["search_o1.wiring.searches"]
+
+
 def test_the_command_writes_dot(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--dot", "--packages"]) == 0
     out = capsys.readouterr().out

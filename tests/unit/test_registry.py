@@ -16,9 +16,9 @@ from search_o1.config import Settings
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.registry import BUILTINS, names, register, resolve_llm, resolve_search, unregister
-from search_o1.search.bm25 import BM25Search
 from search_o1.search.memory import MemorySearch
 from search_o1.types import Hit
+from search_o1.wiring import searches
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
@@ -39,7 +39,7 @@ def test_pyproject_declares_the_builtins_as_the_table_does() -> None:
 
 def test_stale_metadata_falls_back_to_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "_entry_points", lambda kind: [])
-    assert resolve_search("memory") == MemorySearch.from_settings
+    assert resolve_search("memory") == searches.memory
     assert "bm25" in names("search") and "openai" in names("llm")
 
 
@@ -66,7 +66,7 @@ def test_register_wins_and_unregister_restores() -> None:
         unregister("llm", "scripted")
         unregister("search", "memory")
     assert "scripted" not in names("llm")
-    assert resolve_search("memory") == MemorySearch.from_settings
+    assert resolve_search("memory") == searches.memory
 
 
 @pytest.fixture
@@ -83,20 +83,20 @@ async def test_a_plugin_backend_is_found_like_a_builtin(plugin_path: Path) -> No
     backend = resolve_search("echo")(Settings(top_k=3))
     hits = await backend.search("who wrote Tosca", k=1)
     assert hits[0].text == "Echo heard: who wrote Tosca."
-    assert resolve_search("bm25") == BM25Search.from_settings  # ours, not the plugin's
+    assert resolve_search("bm25") == searches.bm25  # ours, not the plugin's
 
 
 def test_memory_factory_reads_a_hits_file(tmp_path: Path) -> None:
-    assert MemorySearch.from_settings(Settings())._results == {}
+    assert searches.memory(Settings())._results == {}
     path = tmp_path / "hits.json"
     path.write_text(json.dumps({"q": [{"id": 7, "title": "T", "url": "http://x/"}]}))
-    backend = MemorySearch.from_settings(Settings(corpus=str(path)))
+    backend = searches.memory(Settings(corpus=str(path)))
     assert backend._results == {"q": [Hit(id="7", title="T", url="http://x/")]}
     path.write_text(json.dumps({"q": [{"id": "1", "title": "T", "colour": "red"}]}))
     with pytest.raises(InputFileError, match=r"hits.json: .*unknown fields \['colour'\]"):
-        MemorySearch.from_settings(Settings(corpus=str(path)))
+        searches.memory(Settings(corpus=str(path)))
     path.write_text("[1, 2]")
     with pytest.raises(InputFileError, match="object mapping queries"):
-        MemorySearch.from_settings(Settings(corpus=str(path)))
+        searches.memory(Settings(corpus=str(path)))
     with pytest.raises(InputFileError, match="is a folder; memory search reads one JSON file"):
-        MemorySearch.from_settings(Settings(corpus=str(tmp_path)))
+        searches.memory(Settings(corpus=str(tmp_path)))

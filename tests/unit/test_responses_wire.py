@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from search_o1.config import Settings
-from search_o1.llm.openai import OpenAILLM
 from search_o1.llm.openai import responses as rw
 from search_o1.llm.openai.fields import FieldRules
 from search_o1.llm.openai.wire import StreamError
 from search_o1.llm.tools import ToolRequest
 from search_o1.tool_chat import ChatMessage, ToolCall, search_tool
+from search_o1.wiring import llms
 
 REASONING = {
     "id": "rs_1",
@@ -194,5 +194,5 @@ def test_an_unverified_organisation_loses_the_reasoning_field_once() -> None:
 
 def test_tools_api_setting_reaches_the_client() -> None:
     settings = Settings(base_url=["http://127.0.0.1:1/v1"], api_mode="tools", tools_api="responses")
-    assert OpenAILLM.from_settings(settings).tools_api == "responses"
+    assert llms.openai(settings).tools_api == "responses"
     assert Settings().tools_api == "auto"

@@ -22,16 +22,14 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from search_o1.cache import Cache
-from search_o1.config import Settings
 from search_o1.documents import local_document
 from search_o1.errors import FetchError, ReplayMissError
-from search_o1.fetch.fetcher import FetchConfig, PageFetcher
-from search_o1.fetch.guard import HostPolicy
+from search_o1.fetch.fetcher import PageFetcher
 from search_o1.page_text import EXTRACTOR_VERSION
 from search_o1.types import Document, Hit
 from search_o1.window import best_window
 
-__all__ = ["WebDocuments", "build_documents"]
+__all__ = ["WebDocuments"]
 
 # The paper's window helper splits at most 50,000 characters of a page into sentences
 # (its Search-o1 script had already cut the page to its first 8,000: `max_page_chars`
@@ -124,32 +122,3 @@ class WebDocuments:
     async def aclose(self) -> None:
         if self.fetcher is not None:
             await self.fetcher.aclose()
-
-
-def build_documents(
-    settings: Settings, *, cache: Cache | Callable[[], Cache | None] | None = None
-) -> WebDocuments:
-    """The document step for a run: fetching per `settings.fetch`,
-    `max_fetch_concurrency`, `allow_private_hosts`, `respect_robots`, `max_doc_chars`,
-    `max_page_chars`; `page_service` (Jina Reader style) routes every fetch through that
-    service.
-
-    Pages go through `cache` (an open Cache, or a callable opening it at the first
-    page); the caller owns it: `aclose` closes the fetcher, never the cache.
-    """
-    fetcher = None
-    if settings.fetch:
-        config = FetchConfig(
-            connect_timeout_s=settings.connect_timeout,
-            max_concurrency=settings.max_fetch_concurrency,
-            reader_url=settings.page_service,
-            respect_robots=settings.respect_robots,
-        )
-        fetcher = PageFetcher(config, HostPolicy(allow_private=settings.allow_private_hosts))
-    opener = cache if callable(cache) else lambda: cache
-    return WebDocuments(
-        fetcher,
-        max_doc_chars=settings.max_doc_chars,
-        max_page_chars=settings.max_page_chars,
-        cache=opener,
-    )

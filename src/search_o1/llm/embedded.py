@@ -22,9 +22,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from search_o1.config import Settings
 from search_o1.errors import MissingExtraError
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import DEADLINE_S, STALL_S, OpenAILLM
@@ -230,20 +229,6 @@ class EmbeddedLLM:
         self._deadline_s = deadline_s
         self._stall_timeout_s = stall_timeout_s
         self._inner: OpenAILLM | None = None
-
-    @classmethod
-    def from_settings(
-        cls, settings: Settings, *, role: Literal["main", "reader"] = "main"
-    ) -> EmbeddedLLM:
-        # Both roles share one server and model; `role` is accepted for the registry's
-        # uniform call shape.
-        return cls(
-            context=min(settings.context_length or CONTEXT, CONTEXT),
-            timeout_s=settings.timeout,
-            retries=min(settings.retries, 2),
-            deadline_s=settings.deadline,
-            stall_timeout_s=settings.stall_timeout,
-        )
 
     async def _llm(self) -> OpenAILLM:
         if self._inner is None:

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -39,9 +39,6 @@ from search_o1.corpus.store import (
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.types import Hit
 from search_o1.window import cut_document
-
-if TYPE_CHECKING:
-    from search_o1.config import Settings
 
 __all__ = [
     "FORMAT",
@@ -233,16 +230,6 @@ class BM25Search:
             # A read-only cache is no reason to fail the search; it only costs a rebuild.
             _log.warning("could not cache the index of %s in %s: %s", path, target, e)
         return built
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> BM25Search:
-        """The registry's factory: `settings.corpus` names the corpus (see `open`)."""
-        if not settings.corpus:
-            raise ConfigError(
-                "the bm25 search needs a corpus: pass --corpus with a JSONL file, a folder "
-                "of documents or an index from `search-o1 index build` (or use --demo)"
-            )
-        return cls.open(settings.corpus, max_doc_chars=settings.max_doc_chars)
 
     # ---- searching ----
 

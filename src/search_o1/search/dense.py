@@ -20,27 +20,22 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from search_o1.corpus.embed import Encoder, ProgressFn, SentenceEncoder
+from search_o1.corpus.embed import Encoder, ProgressFn
 from search_o1.corpus.load import load_passages
 from search_o1.corpus.passage import Passage
-from search_o1.corpus.progress import RateProgress
 from search_o1.corpus.store import MANIFEST, staged_dir
 from search_o1.corpus.vectors import (
     IndexKind,
     all_vectors,
     build_index,
     read_index,
-    tune,
     write_index,
 )
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.search.bm25 import DEFAULT_MAX_DOC_CHARS, open_passages, search_passages
 from search_o1.types import Hit
-
-if TYPE_CHECKING:
-    from search_o1.config import Settings
 
 __all__ = ["FORMAT", "DenseSearch", "dense_folder", "passage_text"]
 
@@ -237,31 +232,6 @@ class DenseSearch:
             )
         manifest = {"format": "flashrag", "index": str(index_file), "count": index.ntotal}
         return cls(index, passages, encoder, manifest, max_doc_chars=max_doc_chars)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> DenseSearch:
-        """The registry's factory: corpus (or FlashRAG index), model, prefixes, index kind."""
-        if not settings.corpus:
-            raise ConfigError(
-                "the dense search needs a corpus: pass --corpus with a JSONL file, a folder of "
-                "documents or an index from `search-o1 index build` (with --faiss-index: the "
-                "FlashRAG corpus JSONL the index was built from)"
-            )
-        encoder = SentenceEncoder.open(settings.embedding_model, settings.embedding_prefixes)
-        if settings.faiss_index:
-            search = cls.from_flashrag(
-                settings.faiss_index, settings.corpus, encoder, max_doc_chars=settings.max_doc_chars
-            )
-        else:
-            search = cls.open(
-                settings.corpus,
-                encoder,
-                kind=settings.dense_index,
-                progress=RateProgress("embedding passages"),
-                max_doc_chars=settings.max_doc_chars,
-            )
-        tune(search.index, nprobe=settings.nprobe, ef_search=settings.ef_search)
-        return search
 
     # ---- searching ----
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
-from typing import Any, Self
+from typing import Any
 
-from search_o1.config import Settings
 from search_o1.errors import BackendError, MissingExtraError
 from search_o1.search.http import RateLimiter, clean_snippet
 from search_o1.types import Hit
@@ -42,10 +41,6 @@ class DuckDuckGoSearch:
         self.region = region
         self.timeout_s = timeout_s
         self._limiter = RateLimiter(1.0)  # DuckDuckGo blocks bursts quickly
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls()
 
     def cache_identity(self) -> dict[str, Any]:
         return {"backend": self.name, "region": self.region}

@@ -19,7 +19,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 import httpx
 
@@ -31,7 +31,6 @@ from search_o1._http import (
     retry_after_s,
     ssl_context,
 )
-from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.search.base import scrub_hits
 from search_o1.types import Hit
@@ -171,16 +170,6 @@ class HTTPSearch:
         self._limiter = RateLimiter(rate_per_s if rate_per_s is not None else self.rate_per_s)
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self._client: httpx.AsyncClient | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        return cls(
-            endpoint=settings.search_endpoint,
-            connect_timeout_s=settings.connect_timeout,
-            timeout_s=min(settings.timeout, SEARCH_TIMEOUT_S),
-            retries=settings.retries,
-            deadline_s=settings.search_deadline,
-        )
 
     # ---- what a provider defines --------------------------------------------------
 

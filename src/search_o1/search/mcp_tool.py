@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.types import CallToolResult, Tool
 
-    from search_o1.config import Settings
-
 __all__ = ["McpSearch", "ToolCall", "hits_from_result", "plan_call"]
 
 NAME = "mcp"
@@ -256,15 +254,6 @@ class McpSearch:
         self._call: ToolCall | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> McpSearch:
-        if not settings.mcp_server:
-            raise ConfigError(
-                '--search mcp needs --mcp-server: the server\'s command line ("CMD ARGS") '
-                "or its streamable HTTP URL"
-            )
-        return cls(settings.mcp_server, settings.mcp_tool, timeout=settings.search_deadline)
 
     def cache_identity(self) -> dict[str, Any]:
         return {"server": self.server, "tool": self.tool or ""}

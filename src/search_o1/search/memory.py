@@ -12,13 +12,10 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.types import Hit
-
-if TYPE_CHECKING:
-    from search_o1.config import Settings
 
 _HIT_FIELDS = frozenset(f.name for f in dataclasses.fields(Hit))
 # A hit as MemorySearch takes it: a Hit, or a dict shaped like the JSON hits format.
@@ -64,13 +61,6 @@ class MemorySearch:
         else:
             self._results = {q: [as_hit(h, q) for h in hits] for q, hits in results.items()}
         self.queries: list[str] = []
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> MemorySearch:
-        """The registry's factory: hits from the JSON file `settings.corpus`, if any."""
-        if not settings.corpus:
-            return cls({})
-        return cls(load_hits(Path(settings.corpus).expanduser()))
 
     async def search(self, query: str, *, k: int) -> list[Hit]:
         self.queries.append(query)

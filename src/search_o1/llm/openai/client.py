@@ -37,7 +37,6 @@ from typing import Any, Literal
 import httpx
 
 from search_o1._http import RetryPolicy
-from search_o1.config import Settings
 from search_o1.errors import BackendError, ConfigError
 from search_o1.llm._reasoning import ChainJoiner, join_reply, thinking_open
 from search_o1.llm.base import CompletionRequest, normalise_stop
@@ -165,42 +164,6 @@ class OpenAILLM:
     def base_urls(self) -> list[str]:
         """`[base_url]`: the server list the readiness probe (serve/health.py) checks."""
         return [self.base_url]
-
-    @classmethod
-    def from_settings(
-        cls, settings: Settings, *, role: Literal["main", "reader"] = "main"
-    ) -> OpenAILLM:
-        """Build from settings; the reader role uses reader_base_url/reader_model when set.
-
-        One server only: pipeline.build_llm turns several base URLs into a PoolLLM of these.
-        """
-        urls = list(settings.base_url)
-        model = settings.model
-        if role == "reader":
-            urls = [settings.reader_base_url] if settings.reader_base_url else urls
-            model = settings.reader_model or model
-        if not urls:
-            raise ConfigError("the openai backend needs --base-url (e.g. http://host:8000/v1)")
-        if len(urls) > 1:
-            raise ConfigError(
-                "OpenAILLM.from_settings takes one --base-url; "
-                "search_o1.pipeline.build_llm routes over several"
-            )
-        return cls(
-            urls[0],
-            model=model,
-            api_key=settings.api_key,
-            api_mode=settings.api_mode,
-            tools_api=settings.tools_api,
-            chat_template=settings.chat_template,
-            context_length=settings.context_length,
-            timeout_s=settings.timeout,
-            connect_timeout_s=settings.connect_timeout,
-            deadline_s=settings.deadline,
-            stall_timeout_s=settings.stall_timeout,
-            retries=settings.retries,
-            max_connections=settings.max_llm_inflight,
-        )
 
     # ---- the LLM protocol ----------------------------------------------------------------
 
