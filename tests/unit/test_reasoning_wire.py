@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from search_o1.llm import _reasoning as rsn
+from search_o1.llm import reasoning as rsn
 from search_o1.llm.openai import continuation as cont
 from search_o1.llm.openai import discovery, wire
 
@@ -138,7 +138,7 @@ def test_refusals_to_continue_are_recognised(message: str) -> None:
 
 
 def test_doctests_of_the_moved_rules() -> None:
-    # The continuation rules, host kinds and reasoning fields left `_reasoning` for the
+    # The continuation rules, host kinds and reasoning fields left `llm.reasoning` for the
     # openai package; their examples still hold there.
     for module in (cont, discovery, wire):
         assert doctest.testmod(module).failed == 0

@@ -14,7 +14,7 @@ import httpx
 
 from search_o1 import markers as mk
 from search_o1.engine import Engine
-from search_o1.llm import _reasoning, templates
+from search_o1.llm import reasoning, templates
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.memory import MemorySearch
 from search_o1.types import FinishReason, Hit, Message
@@ -109,5 +109,5 @@ async def test_query_after_the_thinking_gets_its_result_inside_it() -> None:
 
 
 def test_doctests() -> None:
-    for module in (templates, _reasoning, mk):
+    for module in (templates, reasoning, mk):
         assert doctest.testmod(module).failed == 0

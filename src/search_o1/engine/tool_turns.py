@@ -27,7 +27,7 @@ from search_o1.engine.loop import Turn
 from search_o1.engine.options import EngineOptions
 from search_o1.engine.state import ChainState
 from search_o1.errors import ConfigError
-from search_o1.llm import _reasoning as rsn
+from search_o1.llm import reasoning as rsn
 from search_o1.llm.base import LLM
 from search_o1.llm.tools import ToolLLM, ToolRequest
 from search_o1.tool_chat import (

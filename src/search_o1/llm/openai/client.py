@@ -6,7 +6,7 @@ request extends the previous one and the server's prefix cache reuses it. `api_m
 serves servers without raw completions: thinking returned apart (`reasoning_content`,
 `reasoning`) is read back into the chain, and the chain is continued the way the server
 supports (vLLM/SGLang `continue_final_message`, DeepSeek prefix, prefill, or raw
-completions after all); the rules are pure functions in `_reasoning`.
+completions after all); the rules are pure functions in `llm.reasoning`.
 
 The client composes its parts, each owning its state: the HTTP side (`connection`: pool,
 retries, deadlines, typed errors), what the server is (`discovery`), which endpoint and
@@ -38,7 +38,6 @@ import httpx
 
 from search_o1._http import RetryPolicy
 from search_o1.errors import BackendError, ConfigError
-from search_o1.llm._reasoning import ChainJoiner, join_reply, thinking_open
 from search_o1.llm.base import CompletionRequest, normalise_stop
 from search_o1.llm.openai import errors, ollama, responses, wire
 from search_o1.llm.openai.connection import Connection
@@ -55,6 +54,7 @@ from search_o1.llm.openai.stream import (
     read_whole,
 )
 from search_o1.llm.openai.tools import CHAT, TurnParts, converse
+from search_o1.llm.reasoning import ChainJoiner, join_reply, thinking_open
 from search_o1.llm.templates import (
     SERVER,
     ServerTemplateUnavailable,

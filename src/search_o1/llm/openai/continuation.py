@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from search_o1.llm._reasoning import OPENING, split_chain, thinking_open
+from search_o1.llm.reasoning import OPENING, split_chain, thinking_open
 from search_o1.markers import THINK_OPEN
 
 Continuation = Literal["raw", "continue_final", "prefix", "prefill"]

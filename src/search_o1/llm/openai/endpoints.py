@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from search_o1.errors import BackendError, ConfigError
-from search_o1.llm._reasoning import join_prompt
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import continuation as cont
 from search_o1.llm.openai import errors, wire
+from search_o1.llm.reasoning import join_prompt
 from search_o1.types import Completion, Message, TextSink
 
 log = logging.getLogger(__name__)

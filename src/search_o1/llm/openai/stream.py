@@ -26,9 +26,9 @@ from typing import Any, Protocol, TypeVar
 import httpx
 
 from search_o1.errors import BackendError
-from search_o1.llm._reasoning import ChainJoiner
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import errors, wire
+from search_o1.llm.reasoning import ChainJoiner
 from search_o1.text_safety import scrub
 from search_o1.types import TextSink
 
@@ -127,7 +127,7 @@ async def read_stream(
     decoder: Decoder | None = None,
 ) -> wire.Reply:
     """The reply in `response`'s SSE body, text pieces passed to `on_text` as they come
-    (with `thinking`, reasoning deltas joined into the chain text; see _reasoning).
+    (with `thinking`, reasoning deltas joined into the chain text; see llm.reasoning).
     `state`: a StreamState of another kind (tools mode's), read the same way.
     `stops`: the reading ends where one appears in the chain text (the reply's
     `client_stop` names it; the caller closes the response, so the server stops).

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from search_o1.llm._reasoning import ChainJoiner
 from search_o1.llm.base import CompletionRequest
+from search_o1.llm.reasoning import ChainJoiner
 from search_o1.types import Sampling
 
 ServerKind = Literal[
@@ -118,7 +118,7 @@ def props_context(payload: Any) -> int | None:
 # ---- requests ----------------------------------------------------------------------------
 
 
-# Hosted APIs: standard fields only (continuation fields come from _reasoning.chat_plan).
+# Hosted APIs: standard fields only (continuation fields come from continuation.chat_plan).
 _STANDARD_ONLY = ("openai", "anthropic", "gemini", "deepseek")
 
 
@@ -279,7 +279,7 @@ class StreamState:
     """Accumulates SSE chunks into one Reply; `feed` returns the new text of a chunk.
 
     Reasoning deltas are kept apart from content (as in `Reply`); the text `feed` returns
-    is both joined into raw chain text by `joiner` (see `_reasoning.ChainJoiner`).
+    is both joined into raw chain text by `joiner` (see `reasoning.ChainJoiner`).
     """
 
     def __init__(self, joiner: ChainJoiner | None = None) -> None:

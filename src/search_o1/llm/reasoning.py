@@ -5,12 +5,16 @@ model's thinking apart from its answer, so a reply is joined back into the chain
 opens with `<think>\\n` and a switch to the answer writes `</think>`, exactly the text a
 `<think>`-template model produces on a raw completions endpoint. Pure functions, shared by
 the OpenAI client (chat mode), its tools turns and the engine's tools driver; which fields
-hold the thinking on the wire is the OpenAI client's business (`openai.wire`).
+hold the thinking on the wire is the OpenAI client's business (`openai.wire`). Public: the
+engine (a layer above the model clients) uses it, so it is part of the `llm` package's
+surface, not a private helper.
 """
 
 from __future__ import annotations
 
 from search_o1.markers import THINK_CLOSE, THINK_OPEN
+
+__all__ = ["OPENING", "ChainJoiner", "join_prompt", "join_reply", "split_chain", "thinking_open"]
 
 OPENING = THINK_OPEN + "\n"
 
