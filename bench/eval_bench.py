@@ -70,9 +70,11 @@ def main() -> None:
     register("llm", "bench-scripted", make_llm)
     os.environ["SEARCH_O1_BACKEND"] = "bench-scripted"
     out = Path(tempfile.mkdtemp(prefix="eval-bench-")) / "run"
-    argv = ["eval", "--dataset", args.dataset, "--data-dir", args.data_dir, "--method",
-            args.method, "--limit", str(args.limit), "--out", str(out), "--concurrency",
-            str(args.concurrency), "--no-progress", "--no-force-search"]  # fmt: skip
+    argv = [
+        *("eval", "--dataset", args.dataset, "--data-dir", args.data_dir),
+        *("--method", args.method, "--limit", str(args.limit), "--out", str(out)),
+        *("--concurrency", str(args.concurrency), "--no-progress", "--no-force-search"),
+    ]
     if args.corpus:
         argv += ["--corpus", args.corpus]
     start = time.perf_counter()

@@ -33,14 +33,21 @@ TIME_SCALE = 20.0
 QUESTIONS = 200
 
 
-async def _standard(label: str, llm: LLM, urls: list[str], settings: Settings,
-                    schedule: str) -> RunResult:  # fmt: skip
+async def _standard(
+    label: str, llm: LLM, urls: list[str], settings: Settings, schedule: str
+) -> RunResult:
     """The 200-question workload through `llm`, reported as it finishes."""
     try:
         result = await run_workload(
-            label, llm, urls, settings, schedule=schedule, questions=jobs(QUESTIONS),
-            concurrency=QUESTIONS, time_scale=TIME_SCALE,
-        )  # fmt: skip
+            label,
+            llm,
+            urls,
+            settings,
+            schedule=schedule,
+            questions=jobs(QUESTIONS),
+            concurrency=QUESTIONS,
+            time_scale=TIME_SCALE,
+        )
     finally:
         await llm.aclose()
     report(result)

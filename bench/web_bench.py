@@ -145,11 +145,18 @@ def _time_us(fn: Any, n: int) -> float:
 
 def bench_cache(lookups: int) -> dict[str, Any]:
     hits = [
-        {"id": f"https://e.org/{i}", "title": f"Title {i}", "url": f"https://e.org/{i}",
-         "snippet": "A snippet of about two hundred characters. " * 5, "text": "", "score": None,
-         "date": None, "source": "serper"}
+        {
+            "id": f"https://e.org/{i}",
+            "title": f"Title {i}",
+            "url": f"https://e.org/{i}",
+            "snippet": "A snippet of about two hundred characters. " * 5,
+            "text": "",
+            "score": None,
+            "date": None,
+            "source": "serper",
+        }
         for i in range(10)
-    ]  # fmt: skip
+    ]
     page = {"text": (PARAGRAPH * 120)[:20_000], "final_url": "u", "content_type": "text/html"}
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:

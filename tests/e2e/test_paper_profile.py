@@ -79,14 +79,19 @@ def write_data(root: Path) -> Path:
     return data
 
 
+DIRECT = ("--method", "direct", "--profile", "paper")
+SEARCH_O1 = ("--method", "search-o1", "--profile", "paper")
+
+
 def run(model: FakeOpenAIServer, site: WebServer, tmp: Path, *args: str) -> dict[str, Any]:
     out = tmp / "run"
-    result = CliRunner().invoke(cli, [
-        "eval", "--data-dir", str(write_data(tmp)), "--out", str(out), "--no-progress",
-        "--base-url", model.url, "--chat-template", "chatml", "--search", "serper",
-        "--search-endpoint", site.url("/search"), "--allow-private-hosts",
-        "--cache-path", str(tmp / "cache.sqlite"), *args,
-    ])  # fmt: skip
+    argv = [
+        *("eval", "--data-dir", str(write_data(tmp)), "--out", str(out), "--no-progress"),
+        *("--base-url", model.url, "--chat-template", "chatml", "--search", "serper"),
+        *("--search-endpoint", site.url("/search"), "--allow-private-hosts"),
+        *("--cache-path", str(tmp / "cache.sqlite"), *args),
+    ]
+    result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 0, result.output
     return json.loads((out / "config.json").read_text())
 
@@ -99,19 +104,16 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_per_call_max_tokens_follow_the_dataset(
     model: FakeOpenAIServer, site: WebServer, tmp_path: Path
 ) -> None:
-    config = run(model, site, tmp_path, "--dataset", "aime24", "--method", "direct",
-                 "--profile", "paper")  # fmt: skip
+    config = run(model, site, tmp_path, "--dataset", "aime24", *DIRECT)
     assert [b["max_tokens"] for b in model.completion_requests] == [32768]
     assert config["settings"]["profile"] == "paper"
     model.requests.clear()
-    run(model, site, tmp_path / "n", "--dataset", "nq", "--method", "search-o1",
-        "--profile", "paper")  # fmt: skip
+    run(model, site, tmp_path / "n", "--dataset", "nq", *SEARCH_O1)
     bodies = model.completion_requests
     assert len(bodies) == 3  # search, Reason-in-Documents, answer
     assert {b["max_tokens"] for b in bodies} == {20480}  # the reader too
     model.requests.clear()
-    config = run(model, site, tmp_path / "o", "--dataset", "nq", "--method", "direct",
-                 "--profile", "paper", "--paper-model", "other")  # fmt: skip
+    config = run(model, site, tmp_path / "o", "--dataset", "nq", *DIRECT, "--paper-model", "other")
     # The paper's direct script sends 32,768 whatever the model (its per-model branch is
     # dead code); the model row still sets the repetition penalty.
     assert [b["max_tokens"] for b in model.completion_requests] == [32768]
@@ -140,8 +142,7 @@ def test_the_window_comes_from_the_first_8000_characters(
     reader = [prompt_text(b) for b in model.completion_requests if "**Final" in prompt_text(b)]
     assert SENTENCE in reader[0]  # ours reads the page past 8,000 characters
     model.requests.clear()
-    run(model, site, tmp_path / "paper", "--dataset", "nq", "--method", "search-o1",
-        "--profile", "paper")  # fmt: skip
+    run(model, site, tmp_path / "paper", "--dataset", "nq", *SEARCH_O1)
     reader = [prompt_text(b) for b in model.completion_requests if "**Final" in prompt_text(b)]
     assert SENTENCE not in reader[0] and PAGE[:5000] in reader[0]
 

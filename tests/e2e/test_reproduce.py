@@ -20,10 +20,13 @@ NQ = [
     {"id": "n3", "Question": "Not in the slice?", "answer": ["x"]},
 ]
 HOTPOT = [
-    {"id": "h1", "Question": "Which river runs through the birthplace of Jeunet?",
-     "answer": ["Loire"]},
+    {
+        "id": "h1",
+        "Question": "Which river runs through the birthplace of Jeunet?",
+        "answer": ["Loire"],
+    },
     {"id": "h2", "Question": "Who directed the film that won in 2001?", "answer": ["Jeunet"]},
-]  # fmt: skip
+]
 ANSWERS = {
     "Who painted the Night Watch?": "\\boxed{Rembrandt}",
     "What is the capital of Peru?": "I think it is Cusco.",  # no box: invalid
@@ -56,17 +59,20 @@ def test_reproduce_qa_on_two_slices_writes_the_side_by_side_table(tmp_path: Path
     corpus.write_text("\n".join(json.dumps(c) for c in CORPUS))
     out = tmp_path / "repro"
     args = [
-        "reproduce", "--table", "qa", "--datasets", "nq,hotpotqa", "--limit", "2",
-        "--data-dir", str(data), "--out", str(out), "--no-progress", "--chat-template",
-        "chatml", "--search", "bm25", "--corpus", str(corpus),
-        "--cache-path", str(tmp_path / "cache.sqlite"),
-    ]  # fmt: skip
+        *("reproduce", "--table", "qa", "--datasets", "nq,hotpotqa", "--limit", "2"),
+        *("--no-progress", "--chat-template", "chatml", "--search", "bm25"),
+        *("--data-dir", str(data), "--out", str(out), "--corpus", str(corpus)),
+        *("--cache-path", str(tmp_path / "cache.sqlite")),
+    ]
     with openai_server(respond) as srv:
         result = CliRunner().invoke(cli, [*args, "--base-url", srv.url, "--model", "fake-model"])
         assert result.exit_code == 0, result.output
         cells = sorted(p.name for p in out.iterdir() if p.is_dir())
-        assert cells == sorted(f"{d}.{m}" for d in ("nq", "hotpotqa")
-                               for m in ("direct", "rag", "rag-agent", "search-o1"))  # fmt: skip
+        assert cells == sorted(
+            f"{d}.{m}"
+            for d in ("nq", "hotpotqa")
+            for m in ("direct", "rag", "rag-agent", "search-o1")
+        )
         for cell in cells:
             metrics = json.loads((out / cell / "metrics.json").read_text())
             assert metrics["n"] == 2

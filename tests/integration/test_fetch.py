@@ -168,9 +168,12 @@ async def test_non_utf8_pages(site: WebServer, path: str) -> None:
 
 @pytest.mark.parametrize(
     ("path", "reason"),
-    [("/missing", "HTTP 404"), ("/image", "unsupported content type image/png"),
-     ("/empty", "empty page")],
-)  # fmt: skip
+    [
+        ("/missing", "HTTP 404"),
+        ("/image", "unsupported content type image/png"),
+        ("/empty", "empty page"),
+    ],
+)
 async def test_failures_have_reasons(site: WebServer, path: str, reason: str) -> None:
     assert await _fail_reason(_fetcher(), site.url(path)) == reason
 

@@ -100,11 +100,13 @@ async def test_reader_on_a_private_host_needs_the_opt_in(reader: WebServer) -> N
 
 @pytest.mark.parametrize(
     ("url", "reason"),
-    [("file:///etc/passwd", "blocked: scheme 'file' is not http(s)"),
-     ("ftp://example.org/x", "blocked: scheme 'ftp' is not http(s)"),
-     ("http://10.0.0.1/admin", "blocked: private address 10.0.0.1"),
-     ("http://169.254.169.254/latest", "blocked: private address 169.254.169.254")],
-)  # fmt: skip
+    [
+        ("file:///etc/passwd", "blocked: scheme 'file' is not http(s)"),
+        ("ftp://example.org/x", "blocked: scheme 'ftp' is not http(s)"),
+        ("http://10.0.0.1/admin", "blocked: private address 10.0.0.1"),
+        ("http://169.254.169.254/latest", "blocked: private address 169.254.169.254"),
+    ],
+)
 async def test_page_urls_are_checked_before_they_are_passed_on(
     reader: WebServer, url: str, reason: str
 ) -> None:

@@ -76,40 +76,102 @@ def _retriever_check(r: Request, q: str, k: int) -> None:
 
 PROVIDERS = {
     "serper": Provider(
-        SerperSearch, "SERPER_API_KEY", "/search", "POST", _serper_check,
-        lambda rs: {"organic": [{"title": t, "link": u, "snippet": s, "position": i + 1,
-                                 "date": "Jan 1, 2024"} for i, (t, u, s) in enumerate(rs)]},
+        SerperSearch,
+        "SERPER_API_KEY",
+        "/search",
+        "POST",
+        _serper_check,
+        lambda rs: {
+            "organic": [
+                {"title": t, "link": u, "snippet": s, "position": i + 1, "date": "Jan 1, 2024"}
+                for i, (t, u, s) in enumerate(rs)
+            ]
+        },
     ),
     "brave": Provider(
-        BraveSearch, "BRAVE_API_KEY", "/res/v1/web/search", "GET", _brave_check,
-        lambda rs: {"type": "search", "web": {"results": [
-            {"title": t, "url": u, "description": s, "page_age": "2024-01-01T00:00:00"}
-            for t, u, s in rs]}},
+        BraveSearch,
+        "BRAVE_API_KEY",
+        "/res/v1/web/search",
+        "GET",
+        _brave_check,
+        lambda rs: {
+            "type": "search",
+            "web": {
+                "results": [
+                    {"title": t, "url": u, "description": s, "page_age": "2024-01-01T00:00:00"}
+                    for t, u, s in rs
+                ]
+            },
+        },
     ),
     "tavily": Provider(
-        TavilySearch, "TAVILY_API_KEY", "/search", "POST", _tavily_check,
-        lambda rs: {"query": "q", "results": [{"title": t, "url": u, "content": s,
-                                               "score": 0.9 - i / 10}
-                                              for i, (t, u, s) in enumerate(rs)]},
+        TavilySearch,
+        "TAVILY_API_KEY",
+        "/search",
+        "POST",
+        _tavily_check,
+        lambda rs: {
+            "query": "q",
+            "results": [
+                {"title": t, "url": u, "content": s, "score": 0.9 - i / 10}
+                for i, (t, u, s) in enumerate(rs)
+            ],
+        },
     ),
     "bing": Provider(
-        BingSearch, "BING_API_KEY", "/v7.0/search", "GET", _bing_check,
-        lambda rs: {"_type": "SearchResponse", "webPages": {"value": [
-            {"name": t, "url": u, "snippet": s, "datePublished": "2024-01-01T00:00:00.0000000Z"}
-            for t, u, s in rs]}} if rs else {"_type": "SearchResponse"},
+        BingSearch,
+        "BING_API_KEY",
+        "/v7.0/search",
+        "GET",
+        _bing_check,
+        lambda rs: (
+            {
+                "_type": "SearchResponse",
+                "webPages": {
+                    "value": [
+                        {
+                            "name": t,
+                            "url": u,
+                            "snippet": s,
+                            "datePublished": "2024-01-01T00:00:00.0000000Z",
+                        }
+                        for t, u, s in rs
+                    ]
+                },
+            }
+            if rs
+            else {"_type": "SearchResponse"}
+        ),
     ),
     "searxng": Provider(
-        SearxngSearch, None, "/search", "GET", _searxng_check,
-        lambda rs: {"query": "q", "results": [{"title": t, "url": u, "content": s,
-                                               "engine": "x", "score": 1.0}
-                                              for t, u, s in rs]},
+        SearxngSearch,
+        None,
+        "/search",
+        "GET",
+        _searxng_check,
+        lambda rs: {
+            "query": "q",
+            "results": [
+                {"title": t, "url": u, "content": s, "engine": "x", "score": 1.0} for t, u, s in rs
+            ],
+        },
     ),
     "retriever": Provider(
-        RetrieverSearch, None, "/retrieve", "POST", _retriever_check,
-        lambda rs: {"result": [[{"document": {"id": str(i), "contents": f'"{t}"\n{s}'},
-                                 "score": 10.0 - i} for i, (t, u, s) in enumerate(rs)]]},
+        RetrieverSearch,
+        None,
+        "/retrieve",
+        "POST",
+        _retriever_check,
+        lambda rs: {
+            "result": [
+                [
+                    {"document": {"id": str(i), "contents": f'"{t}"\n{s}'}, "score": 10.0 - i}
+                    for i, (t, u, s) in enumerate(rs)
+                ]
+            ]
+        },
     ),
-}  # fmt: skip
+}
 
 
 def _backend(name: str, server_base: str, **kw: Any) -> HTTPSearch:
@@ -136,8 +198,9 @@ async def test_request_and_response_fields(provider: str) -> None:
     assert [h.title for h in hits] == ["Tosca - Wikipedia", "Puccini"]
     assert all(h.source == provider for h in hits)
     if provider == "retriever":
-        assert hits[0] == Hit(id="0", title=RESULTS[0][0], text=RESULTS[0][2], score=10.0,
-                              source="retriever")  # fmt: skip
+        assert hits[0] == Hit(
+            id="0", title=RESULTS[0][0], text=RESULTS[0][2], score=10.0, source="retriever"
+        )
         return
     assert [h.url for h in hits] == [u for _, u, _ in RESULTS]
     assert hits[0].id == hits[0].url
@@ -187,8 +250,12 @@ def _wired(name: str, wire: Wire, **policy: Any) -> HTTPSearch:
 
 async def test_429_honours_retry_after(provider: str) -> None:
     p = PROVIDERS[provider]
-    wire = Wire([httpx.Response(429, text="slow down", headers={"Retry-After": "1"}),
-                 httpx.Response(200, json=p.respond(RESULTS))])  # fmt: skip
+    wire = Wire(
+        [
+            httpx.Response(429, text="slow down", headers={"Retry-After": "1"}),
+            httpx.Response(200, json=p.respond(RESULTS)),
+        ]
+    )
     # A long back-off: had Retry-After been ignored the wait would be 2.5 s or more.
     hits = await _wired(provider, wire, retries=2, backoff_s=5.0).search("q", k=3)
     assert len(hits) == 2 and len(wire.requests) == 2
@@ -241,10 +308,16 @@ async def test_malformed_json(provider: str) -> None:
 
 async def test_wrong_shape_is_a_typed_error(provider: str) -> None:
     p = PROVIDERS[provider]
-    bad: Any = {"result": "nope"} if provider == "retriever" else {
-        "organic": [{"title": "no link"}], "web": {"results": [{"x": 1}]},
-        "results": [{"title": "no url"}], "webPages": {"value": [{"name": "n"}]},
-    }  # fmt: skip
+    bad: Any = (
+        {"result": "nope"}
+        if provider == "retriever"
+        else {
+            "organic": [{"title": "no link"}],
+            "web": {"results": [{"x": 1}]},
+            "results": [{"title": "no url"}],
+            "webPages": {"value": [{"name": "n"}]},
+        }
+    )
     with (
         web_server({p.path: Reply(body=bad)}) as srv,
         pytest.raises(BackendError, match="unexpected response shape"),

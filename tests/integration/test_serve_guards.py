@@ -132,8 +132,8 @@ def test_a_pipeline_that_cannot_open_stops_serve_with_one_line(tmp_path: Path) -
 
 
 def test_ask_json_prints_the_error_and_exits_2() -> None:
-    args = ["ask", "Who?", "--json", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-            "--retries", "0", "--method", "direct"]  # fmt: skip
+    args = ["ask", "Who?", "--json", "--base-url", "http://127.0.0.1:9/v1"]
+    args += ["--model", "m", "--retries", "0", "--method", "direct"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     shown = json.loads(result.stdout)
@@ -143,8 +143,8 @@ def test_ask_json_prints_the_error_and_exits_2() -> None:
 
 def test_ask_says_in_one_line_when_the_question_is_over_the_window() -> None:
     with openai_server(lambda body: "\\boxed{x}", context_length=64) as srv:
-        args = ["ask", "Why? " * 200, "--base-url", srv.url, "--model", "fake-model",
-                "--chat-template", "chatml", "--method", "direct"]  # fmt: skip
+        args = ["ask", "Why? " * 200, "--base-url", srv.url]
+        args += ["--model", "fake-model", "--chat-template", "chatml", "--method", "direct"]
         result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()

@@ -108,11 +108,15 @@ def _gpqa_csv(path: Path, rows: list[dict[str, str]]) -> Path:
 
 def _gpqa_row(i: int, domain: str = "Physics") -> dict[str, str]:
     return {
-        "Record ID": f"rec{i}", "Question": f"Which value is right for case {i}?",
-        "Correct Answer": f"right {i}", "Incorrect Answer 1": f"wrong a{i}",
-        "Incorrect Answer 2": f"wrong b{i}", "Incorrect Answer 3": f"wrong c{i}",
-        "High-level domain": domain, "Subdomain": "Quantum Mechanics",
-    }  # fmt: skip
+        "Record ID": f"rec{i}",
+        "Question": f"Which value is right for case {i}?",
+        "Correct Answer": f"right {i}",
+        "Incorrect Answer 1": f"wrong a{i}",
+        "Incorrect Answer 2": f"wrong b{i}",
+        "Incorrect Answer 3": f"wrong c{i}",
+        "High-level domain": domain,
+        "Subdomain": "Quantum Mechanics",
+    }
 
 
 def test_gpqa_csv_shuffles_with_a_fixed_seed_and_keeps_domain(tmp_path: Path) -> None:
@@ -165,10 +169,14 @@ def test_any_jsonl_with_field_mapping_and_malformed_lines(tmp_path: Path) -> Non
 
 def test_gpqa_paper_json_keeps_its_correct_choice(tmp_path: Path) -> None:
     rows = [
-        {"id": "0", "Question": "Pick one. Choices:\n(A) x\n(B) y\n(C) z\n(D) w",
-         "Correct Choice": "C", "High-level domain": "Chemistry"},
+        {
+            "id": "0",
+            "Question": "Pick one. Choices:\n(A) x\n(B) y\n(C) z\n(D) w",
+            "Correct Choice": "C",
+            "High-level domain": "Chemistry",
+        },
         {"id": "1", "Question": "Bad letter", "Correct Choice": "Q"},
-    ]  # fmt: skip
+    ]
     (tmp_path / "GPQA").mkdir()
     (tmp_path / "GPQA" / "diamond.json").write_text(json.dumps(rows))
     ds = load_dataset("gpqa", data_dir=tmp_path)

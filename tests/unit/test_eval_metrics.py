@@ -117,9 +117,15 @@ def test_nested_braces_survive_extraction() -> None:
 
 @pytest.mark.parametrize(
     ("prediction", "gold", "equal"),
-    [("025", "25", 1.0), ("27", "27.0", 1.0), (r"\text{204}", "204", 1.0), ("26", "25", 0.0),
-     ("27.5", "27.0", 0.0), (r"\frac{54}{2}", "27.0", 1.0)],
-)  # fmt: skip
+    [
+        ("025", "25", 1.0),
+        ("27", "27.0", 1.0),
+        (r"\text{204}", "204", 1.0),
+        ("26", "25", 0.0),
+        ("27.5", "27.0", 0.0),
+        (r"\frac{54}{2}", "27.0", 1.0),
+    ],
+)
 def test_integer_answers(prediction: str, gold: str, equal: float) -> None:
     scores = math_scores(prediction, gold, integer=True)
     assert scores["math_verify"] == equal

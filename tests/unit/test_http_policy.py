@@ -94,8 +94,9 @@ async def test_one_user_agent_for_models_searches_and_pages() -> None:
     llm = OpenAILLM("http://model.test/v1", chat_template="chatml", transport=wire.transport)
     await llm.complete(CompletionRequest(Prompt((Message("user", "q"),)), max_tokens=4))
     await llm.aclose()
-    search = SerperSearch(endpoint="http://search.test/search", api_key="k",
-                          transport=wire.transport)  # fmt: skip
+    search = SerperSearch(
+        endpoint="http://search.test/search", api_key="k", transport=wire.transport
+    )
     await search.search("q", k=1)
     await search.aclose()
     config = FetchConfig(reader_url="http://pages.test/", respect_robots=True)

@@ -41,9 +41,10 @@ TEMPERATURE = openai_400(
     "unsupported_value",
 )
 STOP = openai_400(
-    "stop", "Unsupported parameter: 'stop' is not supported with this model.",
+    "stop",
+    "Unsupported parameter: 'stop' is not supported with this model.",
     "unsupported_parameter",
-)  # fmt: skip
+)
 ANSWER = httpx.Response(
     200, json={"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}
 )
@@ -74,8 +75,10 @@ def test_each_refusal_teaches_once_and_real_errors_teach_nothing() -> None:
 def test_api_openai_com_is_sent_max_completion_tokens_from_the_start() -> None:
     body = {"model": "o4-mini", "max_tokens": 100, "temperature": 0.7}
     assert FieldRules().apply(body, kind="openai") == {
-        "model": "o4-mini", "temperature": 0.7, "max_completion_tokens": 100,
-    }  # fmt: skip
+        "model": "o4-mini",
+        "temperature": 0.7,
+        "max_completion_tokens": 100,
+    }
     assert FieldRules().apply(body, kind="vllm") == body
 
 
@@ -92,16 +95,25 @@ async def test_chat_requests_resend_without_what_the_model_refuses() -> None:
         return _models(request) or replies.pop(0)
 
     wire = Wire([answer])
-    llm = OpenAILLM("http://azure.test/v1", api_mode="chat", stream=False, model="o4-mini",
-                    transport=wire.transport, retry=wire.policy(retries=0))  # fmt: skip
+    llm = OpenAILLM(
+        "http://azure.test/v1",
+        api_mode="chat",
+        stream=False,
+        model="o4-mini",
+        transport=wire.transport,
+        retry=wire.policy(retries=0),
+    )
     for _ in range(2):
         done = await llm.complete(CompletionRequest(PROMPT, max_tokens=50, sampling=SAMPLING))
         assert done.text == "ok"
     await llm.aclose()
     posts: list[dict[str, Any]] = [json.loads(r.content) for r in wire.requests if r.content]
     assert [("max_tokens" in b, "temperature" in b) for b in posts] == [
-        (True, True), (False, True), (False, False), (False, False),
-    ]  # fmt: skip
+        (True, True),
+        (False, True),
+        (False, False),
+        (False, False),
+    ]
     assert posts[-1]["max_completion_tokens"] == 50 and posts[-1]["top_p"] == 0.8
 
 
@@ -110,8 +122,14 @@ async def test_a_refused_stop_string_points_to_tools_mode() -> None:
         return _models(request) or STOP
 
     wire = Wire([answer])
-    llm = OpenAILLM("http://azure.test/v1", api_mode="chat", stream=False, model="o4-mini",
-                    transport=wire.transport, retry=wire.policy(retries=0))  # fmt: skip
+    llm = OpenAILLM(
+        "http://azure.test/v1",
+        api_mode="chat",
+        stream=False,
+        model="o4-mini",
+        transport=wire.transport,
+        retry=wire.policy(retries=0),
+    )
     request = CompletionRequest(PROMPT, stop=["<|end_search_query|>"], max_tokens=50)
     with pytest.raises(ConfigError, match="use --api-mode tools"):
         await llm.complete(request)
@@ -125,8 +143,14 @@ async def test_a_field_the_rules_cannot_drop_is_the_servers_error() -> None:
         return _models(request) or refused
 
     wire = Wire([answer])
-    llm = OpenAILLM("http://azure.test/v1", api_mode="chat", stream=False, model="o4-mini",
-                    transport=wire.transport, retry=wire.policy(retries=0))  # fmt: skip
+    llm = OpenAILLM(
+        "http://azure.test/v1",
+        api_mode="chat",
+        stream=False,
+        model="o4-mini",
+        transport=wire.transport,
+        retry=wire.policy(retries=0),
+    )
     with pytest.raises(BackendError, match="'n' must be 1"):
         await llm.complete(CompletionRequest(PROMPT, max_tokens=5))
     await llm.aclose()

@@ -20,9 +20,11 @@ def write(folder: Path, files: dict[str, str]) -> Path:
 
 
 def test_every_slot_renders_its_variables(tmp_path: Path) -> None:
-    files = {f"{slot}.jinja": f"[{slot}|{{{{ task }}}}]" + "".join(
-        f"<{v}={{{{ {v} }}}}>" for v in names if v != "pages"
-    ) for slot, names in SLOTS.items()}  # fmt: skip
+    files = {
+        f"{slot}.jinja": f"[{slot}|{{{{ task }}}}]"
+        + "".join(f"<{v}={{{{ {v} }}}}>" for v in names if v != "pages")
+        for slot, names in SLOTS.items()
+    }
     prompts = load_prompts(write(tmp_path / "set", files))
     assert prompts.search_o1("math", 5) == "[search_o1|math]<max_searches=5>"
     assert prompts.rag_agent("qa", 5, 3) == "[rag_agent|qa]<max_searches=5><max_urls=3>"
@@ -53,9 +55,11 @@ def test_a_per_task_template_wins_and_missing_slots_stay_ours(tmp_path: Path) ->
 def test_templates_can_lay_out_pages_themselves(tmp_path: Path) -> None:
     folder = write(
         tmp_path / "set",
-        {"reader.jinja": "{% for p in pages %}#{{ p.id }} {{ p.title }} <{{ p.url }}>: "
-         "{{ p.text }}\n{% endfor %}"},
-    )  # fmt: skip
+        {
+            "reader.jinja": "{% for p in pages %}#{{ p.id }} {{ p.title }} <{{ p.url }}>: "
+            "{{ p.text }}\n{% endfor %}"
+        },
+    )
     docs = [Document(Hit("1", "Tosca", url="http://x/t", snippet="s"), "An opera.")]
     out = load_prompts(folder).reader("qa", "", "q", "", page_fields(docs))
     assert out == "#1 Tosca <http://x/t>: An opera.\n"

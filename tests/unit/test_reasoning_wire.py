@@ -87,8 +87,9 @@ CHAIN = "<think>\nFirst the designer. <q>x</q>\n\n<result>\nfacts\n</result>\n\n
 
 
 def test_vllm_continues_the_final_message_verbatim() -> None:
-    msgs, fields = cont.continue_request([{"role": "user", "content": "Q"}], CHAIN,
-                                        "continue_final", "vllm")  # fmt: skip
+    msgs, fields = cont.continue_request(
+        [{"role": "user", "content": "Q"}], CHAIN, "continue_final", "vllm"
+    )
     assert msgs[-1] == {"role": "assistant", "content": CHAIN}
     assert fields == {"continue_final_message": True, "add_generation_prompt": False}
 
@@ -119,8 +120,12 @@ def test_deepseek_prefix_carries_the_thinking_back() -> None:
 def test_nothing_to_continue_is_a_plain_chat_request() -> None:
     plan = cont.chat_plan("http://h:1/v1/", "vllm", "continue_final", [{"role": "user"}], "")
     assert plan.url == "http://h:1/v1/chat/completions"
-    assert (plan.messages, plan.fields, plan.how, plan.thinking) == ([{"role": "user"}], {},
-                                                                     None, False)  # fmt: skip
+    assert (plan.messages, plan.fields, plan.how, plan.thinking) == (
+        [{"role": "user"}],
+        {},
+        None,
+        False,
+    )
 
 
 @pytest.mark.parametrize(

@@ -38,10 +38,16 @@ def test_each_breakdown_is_its_own_table_with_counts_and_percentages() -> None:
     metrics = aggregate(records, "multihop")
     summary = render_summary(
         {
-            **metrics, "dataset": "hotpotqa", "primary": "em", "method": "search-o1",
-            "task": "multihop", "items": 3, "missing": 0, "skipped_rows": 0,
+            **metrics,
+            "dataset": "hotpotqa",
+            "primary": "em",
+            "method": "search-o1",
+            "task": "multihop",
+            "items": 3,
+            "missing": 0,
+            "skipped_rows": 0,
         }
-    )  # fmt: skip
+    )
     assert "\n## By type\n\n| type | n | EM | F1 | Acc |\n|---|---|---|---|---|\n" in summary
     assert "| bridge | 2 | 50.0 | 50.0 | 50.0 |" in summary
     assert "| comparison | 1 | 100.0 | 100.0 | 100.0 |" in summary

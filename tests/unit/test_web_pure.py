@@ -39,9 +39,14 @@ def test_duckduckgo_mapping() -> None:
         {"title": "no link", "body": "skipped"},
     ]
     assert hits_from_rows(rows) == [
-        Hit(id="https://e.org/tosca", title="Tosca", url="https://e.org/tosca",
-            snippet="An opera & more", source="duckduckgo")
-    ]  # fmt: skip
+        Hit(
+            id="https://e.org/tosca",
+            title="Tosca",
+            url="https://e.org/tosca",
+            snippet="An opera & more",
+            source="duckduckgo",
+        )
+    ]
 
 
 def test_fusion_prefers_hits_on_several_lists() -> None:
@@ -67,9 +72,17 @@ def test_clean_snippet() -> None:
 
 @pytest.mark.parametrize(
     ("ip", "public"),
-    [("8.8.8.8", True), ("2606:4700::1111", True), ("192.168.1.1", False), ("::1", False),
-     ("100.64.0.1", False), ("0.0.0.0", False), ("fe80::1%eth0", False), ("240.0.0.1", False)],
-)  # fmt: skip
+    [
+        ("8.8.8.8", True),
+        ("2606:4700::1111", True),
+        ("192.168.1.1", False),
+        ("::1", False),
+        ("100.64.0.1", False),
+        ("0.0.0.0", False),
+        ("fe80::1%eth0", False),
+        ("240.0.0.1", False),
+    ],
+)
 def test_public_addresses(ip: str, public: bool) -> None:
     assert is_public_address(ip) is public
 
