@@ -15,8 +15,10 @@ environment; `llm=`, `reader_llm=` and `search=` take ready objects instead (a
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from search_o1.config import load_settings
 from search_o1.engine import Method, get_method
@@ -30,6 +32,9 @@ from search_o1.tasks import TaskKind
 from search_o1.types import EventSink, FinishReason, Source, Trace
 
 __all__ = ["Answer", "aask", "ask"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -83,36 +88,28 @@ async def aask(
     return Answer.of(trace)
 
 
-def ask(
-    question: str,
-    *,
-    method: str | Method = "search-o1",
-    task: TaskKind | None = None,
-    llm: LLM | None = None,
-    reader_llm: LLM | None = None,
-    search: Search | None = None,
-    on_event: EventSink | None = None,
-    **settings: Any,
-) -> Answer:
-    """Answer one question: keyword settings as the CLI's flags, or ready objects.
+def _blocking(twin: Callable[P, Coroutine[Any, Any, R]], name: str) -> Callable[P, R]:
+    """`twin` run on an event loop of its own, under `name`: the signature is written
+    once, on the async side, so the two cannot drift apart."""
 
-    Runs its own event loop, so it cannot be called from async code (use `aask`).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise ConfigError("search_o1.ask runs its own event loop; in async code use aask")
-    return asyncio.run(
-        aask(
-            question,
-            method=method,
-            task=task,
-            llm=llm,
-            reader_llm=reader_llm,
-            search=search,
-            on_event=on_event,
-            **settings,
-        )
-    )
+    @functools.wraps(twin)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise ConfigError(
+                f"search_o1.{name} runs its own event loop; in async code use {twin.__name__}"
+            )
+        return asyncio.run(twin(*args, **kwargs))
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+ask = _blocking(aask, "ask")
+ask.__doc__ = """Answer one question: keyword settings as the CLI's flags, or ready objects.
+
+Runs its own event loop, so it cannot be called from async code (use `aask`).
+"""
