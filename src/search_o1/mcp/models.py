@@ -29,14 +29,8 @@ class SourceOut(BaseModel):
 
     @classmethod
     def of(cls, source: Source) -> SourceOut:
-        return cls(
-            n=source.n,
-            title=source.title,
-            url=source.url,
-            id=source.id,
-            quote=source.quote,
-            query=source.query,
-        )
+        # The fields are named as the dataclass's: pydantic reads them off it.
+        return cls.model_validate(source, from_attributes=True)
 
 
 class SearchMade(BaseModel):
@@ -111,14 +105,7 @@ class HitOut(BaseModel):
 
     @classmethod
     def of(cls, hit: Hit) -> HitOut:
-        return cls(
-            id=hit.id,
-            title=hit.title,
-            url=hit.url,
-            text=hit.text,
-            snippet=hit.snippet,
-            score=hit.score,
-        )
+        return cls.model_validate(hit, from_attributes=True)
 
 
 class RetrieveResult(BaseModel):
