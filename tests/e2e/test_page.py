@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from tests.e2e.page_support import CHROMIUM, browser, page, screenshot
+from tests.e2e.page_support import MARKS, browser, page, screenshot
 from tests.serve_support import ANSWER, FACTS, QUERY, QUESTION, scripted_engine, write_run_dir
 
 from search_o1.serve.app import create_app
@@ -21,15 +20,7 @@ from search_o1.serve.view import create_view_app
 
 __all__ = ["browser", "page"]  # the fixtures this module's tests use
 
-pytestmark = [
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason=f"no Chromium at {CHROMIUM} (install Debian's `chromium`, e.g. `make browser`); "
-        "Playwright's own browsers cannot be downloaded here",
-    ),
-    # The module's fixture holds one browser: its tests share one test worker.
-    pytest.mark.xdist_group("browser"),
-]
+pytestmark = MARKS
 
 
 def test_ask_shows_the_search_card_and_the_answer(page: Any, tmp_path: Path) -> None:

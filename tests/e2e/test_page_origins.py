@@ -14,53 +14,29 @@ import pytest
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
+from tests.e2e.page_support import MARKS, chromium, fresh_page
 from tests.serve_support import QUESTION, scripted_engine, write_run_dir
 
 from search_o1.serve.app import create_app
 from search_o1.serve.background import serve_in_thread
 from search_o1.serve.view import create_view_app
 
-CHROMIUM = Path("/usr/bin/chromium")
 EVIL = "evil.example"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # DNS rebinding without DNS: the hostile name resolves to this machine.
-    f"--host-resolver-rules=MAP {EVIL} 127.0.0.1",
-]
 
-pytestmark = [
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason=f"no Chromium at {CHROMIUM} (install Debian's `chromium`, e.g. `make browser`); "
-        "Playwright's own browsers cannot be downloaded here",
-    ),
-    pytest.mark.xdist_group("browser"),
-]
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield browser
-        browser.close()
+    # DNS rebinding without DNS: the hostile name resolves to this machine.
+    with chromium(f"--host-resolver-rules=MAP {EVIL} 127.0.0.1") as launched:
+        yield launched
 
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
+    with fresh_page(browser) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="module")

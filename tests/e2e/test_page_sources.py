@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from tests.e2e.page_support import CHROMIUM, browser, page, screenshot
+from tests.e2e.page_support import MARKS, browser, page, screenshot
 from tests.serve_support import write_run_dir
 from tests.two_hop import ANSWER, QUESTION, two_hop_engine
 
@@ -19,10 +18,7 @@ from search_o1.serve.view import create_view_app
 
 __all__ = ["browser", "page"]  # the fixtures this module's tests use
 
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM}"),
-    pytest.mark.xdist_group("browser"),
-]
+pytestmark = MARKS
 
 
 def test_serve_page_lists_both_hops_as_sources(page: Any, tmp_path: Path) -> None:
