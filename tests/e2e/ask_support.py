@@ -47,6 +47,14 @@ def reasoning_model(body: dict[str, Any]) -> str:
     return f"So the answer is \\boxed{{{place.group(1) if place else '?'}}}."
 
 
+def model_flags(url: str, corpus: Path | None = None) -> list[str]:
+    """The flags that point a CLI command at the loopback model (chatml, the multi-hop
+    task), and at a local corpus when one is given."""
+    flags = ["--base-url", url, "--model", "fake-model", "--chat-template", "chatml"]
+    flags += ["--task", "multihop"]
+    return flags if corpus is None else [*flags, "--corpus", str(corpus)]
+
+
 def run_cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx")}
     env.pop("SEARCH_O1_BACKEND", None)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.e2e.ask_support import CORPUS, reasoning_model, run_cli
+from tests.e2e.ask_support import CORPUS, model_flags, reasoning_model, run_cli
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 
 
@@ -33,18 +33,9 @@ def test_ask_json_multi_hop(server: FakeOpenAIServer, corpus: Path, tmp_path: Pa
         "ask",
         "Where was the designer of the Glimmer Bridge born?",
         "--json",
-        "--base-url",
-        server.url,
-        "--model",
-        "fake-model",
+        *model_flags(server.url, corpus),
         "--reader-model",
         "fake-reader",
-        "--chat-template",
-        "chatml",
-        "--corpus",
-        str(corpus),
-        "--task",
-        "multihop",
         tmp_path=tmp_path,
     )
     assert out.returncode == 0, out.stderr

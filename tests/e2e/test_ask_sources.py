@@ -4,13 +4,13 @@ loopback model server scripted as the reasoner (its reader cites `[n]` when aske
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.e2e.ask_support import model_flags, run_cli
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from tests.two_hop import ANSWER, GOLD_IDS, QUESTION, respond_body, write_corpus
 
@@ -27,29 +27,7 @@ def model() -> Iterator[FakeOpenAIServer]:
 
 def ask(model: FakeOpenAIServer, tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     corpus = write_corpus(tmp_path)
-    env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx")}
-    args = [
-        "ask",
-        QUESTION,
-        "--base-url",
-        model.url,
-        "--model",
-        "fake-model",
-        "--chat-template",
-        "chatml",
-        "--corpus",
-        str(corpus),
-        "--task",
-        "multihop",
-    ]
-    out = subprocess.run(
-        [str(EXE), *args, *flags],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    out = run_cli("ask", QUESTION, *model_flags(model.url, corpus), *flags, tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
     return out
 

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from tests.e2e.ask_support import model_flags
 from tests.servers import mcp_search_server
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from tests.two_hop import ANSWER, QUERIES, QUESTION, respond_body, write_corpus
@@ -54,19 +55,7 @@ def child_env(tmp_path: Path) -> dict[str, str]:
 
 
 def mcp_params(model: FakeOpenAIServer, corpus: Path, tmp_path: Path) -> StdioServerParameters:
-    args = [
-        "mcp",
-        "--base-url",
-        model.url,
-        "--model",
-        "fake-model",
-        "--chat-template",
-        "chatml",
-        "--corpus",
-        str(corpus),
-        "--task",
-        "multihop",
-    ]
+    args = ["mcp", *model_flags(model.url, corpus)]
     return StdioServerParameters(
         command=str(EXE), args=args, env=child_env(tmp_path), cwd=str(tmp_path)
     )
@@ -159,14 +148,7 @@ def ask_cli(model: FakeOpenAIServer, tmp_path: Path, *flags: str) -> dict[str, A
             "ask",
             QUESTION,
             "--json",
-            "--base-url",
-            model.url,
-            "--model",
-            "fake-model",
-            "--chat-template",
-            "chatml",
-            "--task",
-            "multihop",
+            *model_flags(model.url),
             "--search",
             "mcp",
             "--no-fetch",
