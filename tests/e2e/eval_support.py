@@ -24,6 +24,12 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def direct_flags(url: str) -> list[str]:
+    """The flags that point `eval` or `ask` at the loopback model, answering directly."""
+    model = ["--base-url", url, "--model", "fake-model", "--chat-template", "chatml"]
+    return [*model, "--method", "direct"]
+
+
 def evaluate(
     url: str, tmp: Path, dataset: str, out: str, *extra: str
 ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
@@ -33,14 +39,7 @@ def evaluate(
         dataset,
         "--out",
         out,
-        "--base-url",
-        url,
-        "--model",
-        "fake-model",
-        "--chat-template",
-        "chatml",
-        "--method",
-        "direct",
+        *direct_flags(url),
         "--no-progress",
         *extra,
         cwd=tmp,

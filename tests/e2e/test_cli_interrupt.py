@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.e2e.eval_support import EXE, direct_flags, write_jsonl
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 
-EXE = Path(sys.executable).with_name("search-o1")
 # What a signal landing inside a task used to leave after the command's last line.
 NOISE = ("Traceback", "never retrieved", "Task was destroyed", "Aborted")
 
@@ -37,8 +36,7 @@ def _eval_mid_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]
         {"id": f"k{i}", "question": f"Question {i} here?", "golden_answers": ["a"]}
         for i in range(20)
     ]
-    data = tmp_path / "k.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = write_jsonl(tmp_path / "k.jsonl", rows)
     plain = responder({r["question"]: "\\boxed{a}" for r in rows})
 
     def slow(body: dict[str, Any]) -> str:
@@ -56,14 +54,7 @@ def _eval_mid_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]
             "run",
             "--concurrency",
             "1",
-            "--base-url",
-            srv.url,
-            "--model",
-            "fake-model",
-            "--chat-template",
-            "chatml",
-            "--method",
-            "direct",
+            *direct_flags(srv.url),
             "--no-progress",
         ]
         env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx")}
@@ -144,14 +135,7 @@ def test_ask_stops_on_ctrl_c_and_sigterm_in_one_line(
         args = [
             "ask",
             "What is it?",
-            "--base-url",
-            srv.url,
-            "--model",
-            "fake-model",
-            "--chat-template",
-            "chatml",
-            "--method",
-            "direct",
+            *direct_flags(srv.url),
         ]
         proc = subprocess.Popen(
             [str(EXE), *args],

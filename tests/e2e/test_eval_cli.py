@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.eval_support import EXE, cli, evaluate, serve, write_jsonl
+from tests.e2e.eval_support import EXE, cli, direct_flags, evaluate, serve, write_jsonl
 from tests.eval_support import responder
 from tests.sandbox_support import needs_isolation
 from tests.servers.openai_server import openai_server
@@ -209,28 +209,9 @@ def test_killed_run_resumes_and_report_compares(tmp_path: Path) -> None:
         time.sleep(0.25)
         return plain(body)
 
-    args = [
-        "eval",
-        "--dataset",
-        str(data),
-        "--task",
-        "qa",
-        "--out",
-        "run",
-        "--concurrency",
-        "1",
-        "--base-url",
-        "",
-        "--model",
-        "fake-model",
-        "--chat-template",
-        "chatml",
-        "--method",
-        "direct",
-        "--no-progress",
-    ]
     with openai_server(slow, return_stop=False) as srv:
-        args[args.index("--base-url") + 1] = srv.url
+        args = ["eval", "--dataset", str(data), "--task", "qa", "--out", "run"]
+        args += ["--concurrency", "1", *direct_flags(srv.url), "--no-progress"]
         proc = subprocess.Popen(
             [str(EXE), *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
