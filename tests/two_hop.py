@@ -1,4 +1,4 @@
-"""The two-hop question on a hidden corpus, shared by the sources and MCP tests.
+"""The two-hop question on a hidden corpus, shared by the sources, MCP and reasoning-server tests.
 
 A scripted reasoner (as a function of the request body, for the loopback OpenAI server,
 or of the prompt, for ScriptedLLM) asks for the bridge's designer, then for the
@@ -19,7 +19,7 @@ from search_o1.engine import Engine, EngineOptions
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.search.bm25 import BM25Search
 from search_o1.sources import CITE_INSTRUCTION
-from search_o1.types import Prompt
+from search_o1.types import Hit, Prompt
 
 QUESTION = "Where was the designer of the Glimmer Bridge born?"
 ANSWER = "Tessaly"
@@ -39,6 +39,11 @@ CORPUS = [
     {"id": "x2", "title": "Kelp", "text": "Kelp forests grow in cold coastal waters."},
 ]
 GOLD_IDS = ["b1", "p1"]  # the passage of each hop
+# One hit per query, holding just the hop's fact: what the reasoning servers' tests search.
+HITS = {
+    QUERIES[0]: [Hit("b1", "Glimmer Bridge", "The Glimmer Bridge was designed by Orla Venn.")],
+    QUERIES[1]: [Hit("p1", "Orla Venn", "Orla Venn was born in Tessaly in 1931.")],
+}
 
 
 def write_corpus(folder: Path) -> Path:

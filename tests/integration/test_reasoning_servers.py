@@ -26,17 +26,16 @@ from tests.servers.reasoning_server import (
     reasoning_server,
     two_hop_thinker,
 )
+from tests.two_hop import HITS, QUERIES, QUESTION
 
 from search_o1 import ConfigError, FinishReason, Trace, load_settings, open_pipeline
 from search_o1.engine import Engine
 from search_o1.llm.openai import OpenAILLM
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Event, Hit, Message, Prompt, TextDelta
+from search_o1.types import Event, Message, Prompt, TextDelta
 
 from search_o1.llm.base import CompletionRequest  # isort: skip
 
-QUESTION = "Where was the designer of the Glimmer Bridge born?"
-QUERIES = ["Glimmer Bridge designer", "Orla Venn birthplace"]
 CORPUS = [
     {
         "id": "b1",
@@ -131,9 +130,7 @@ async def test_chat_servers_search_inside_the_thinking(
 async def test_chat_servers_without_streaming(
     flavour: Flavour, changes: dict[str, Any], mode: str, how: str
 ) -> None:
-    search = MemorySearch(
-        {q: [Hit(r["id"], r["title"], r["text"])] for q, r in zip(QUERIES, CORPUS, strict=False)}
-    )
+    search = MemorySearch(HITS)
     with reasoning_server(flavour, two_hop_thinker, **changes) as server:
         llm = OpenAILLM(
             server.url, api_mode=mode, chat_template="qwen-think", retries=0, stream=False

@@ -25,20 +25,15 @@ from tests.servers.reasoning_server import (
     thinks_on,
     two_hop_thinker,
 )
+from tests.two_hop import HITS, QUERIES, QUESTION
 
 from search_o1 import FinishReason, Trace
 from search_o1.engine import Engine
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.openai import OpenAILLM
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Hit, Message, Prompt
+from search_o1.types import Message, Prompt
 
-QUESTION = "Where was the designer of the Glimmer Bridge born?"
-QUERIES = ["Glimmer Bridge designer", "Orla Venn birthplace"]
-HITS = {
-    QUERIES[0]: [Hit("b1", "Glimmer Bridge", "The Glimmer Bridge was designed by Orla Venn.")],
-    QUERIES[1]: [Hit("p1", "Orla Venn", "Orla Venn was born in Tessaly in 1931.")],
-}
 END_Q = "<|end_search_query|>"
 # Tokens a server may send after the marker before it sees the client hang up.
 OVERRUN = 16

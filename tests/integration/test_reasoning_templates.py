@@ -24,19 +24,13 @@ from tests.servers.reasoning_server import (
     reasoning_server,
     two_hop_thinker,
 )
+from tests.two_hop import HITS, QUERIES, QUESTION
 
 from search_o1 import FinishReason, Trace
 from search_o1.engine import Engine
 from search_o1.llm.openai import OpenAILLM
 from search_o1.search.memory import MemorySearch
-from search_o1.types import Hit
 
-QUESTION = "Where was the designer of the Glimmer Bridge born?"
-QUERIES = ["Glimmer Bridge designer", "Orla Venn birthplace"]
-HITS = {
-    QUERIES[0]: [Hit("b1", "Glimmer Bridge", "The Glimmer Bridge was designed by Orla Venn.")],
-    QUERIES[1]: [Hit("p1", "Orla Venn", "Orla Venn was born in Tessaly in 1931.")],
-}
 # Our built-in template per family, for servers that cannot render one (SGLang).
 BUILTIN = {"qwq": "qwen-think", "r1": "deepseek", "qwen3": "qwen3"}
 FAMILIES = ["qwq", "r1", "qwen3"]
