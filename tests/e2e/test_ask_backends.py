@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.e2e.ask_support import EXE, reasoning_model
+from tests.e2e.ask_support import EXE
 from tests.plugin_dist import ECHO_ENTRY_POINTS, make_plugin
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
+from tests.two_hop import respond_body as reasoning_model
 
 QUESTION = "Where was the designer of the Glimmer Bridge born?"
 HITS = {

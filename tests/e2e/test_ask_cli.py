@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.e2e.ask_support import CORPUS, model_flags, reasoning_model, run_cli
+from tests.e2e.ask_support import CORPUS, model_flags, run_cli
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
+from tests.two_hop import respond_body as reasoning_model
 
 
 @pytest.fixture

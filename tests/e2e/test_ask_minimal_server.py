@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.ask_support import CORPUS, reasoning_model, run_cli
+from tests.e2e.ask_support import CORPUS, run_cli
+from tests.two_hop import respond_body as reasoning_model
 
 from search_o1 import markers as mk
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.e2e.ask_support import reasoning_model
 from tests.e2e.web_support import FORMATS, QUESTION, ask_args, check_answer, site_for
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from tests.servers.web import Reply, page_reader, web_server
+from tests.two_hop import respond_body as reasoning_model
 
 from search_o1.cli import cli
 

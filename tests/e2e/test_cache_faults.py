@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.e2e.ask_support import reasoning_model
 from tests.e2e.web_support import ask_args, check_answer, site_for
 from tests.servers.openai_server import FakeOpenAIServer, openai_server
 from tests.servers.web import WebServer
+from tests.two_hop import respond_body as reasoning_model
 
 from search_o1.cache import Cache
 from search_o1.cli import cli
