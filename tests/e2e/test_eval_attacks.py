@@ -159,6 +159,16 @@ def wait_for_lines(path: Path, n: int) -> None:
     raise AssertionError(f"{path} never reached {n} lines")
 
 
+def wait_for_requests(srv: Any, n: int) -> None:
+    """Until the server has received `n` completion requests (a held one included)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if len(srv.completion_requests) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the server never received {n} completion requests")
+
+
 def test_sigterm_stops_like_ctrl_c_and_the_rerun_completes(tmp_path: Path) -> None:
     rows = qa_rows(8)
     data = write_jsonl(tmp_path / "k.jsonl", rows)
@@ -203,6 +213,9 @@ def test_a_second_eval_into_the_same_run_is_refused(tmp_path: Path) -> None:
             text=True,
         )
         wait_for_lines(results, 1)
+        # The first run's next request is held at the gate; count it in before the second
+        # run starts, or it would look like the second run's.
+        wait_for_requests(srv, 2)
         asked = len(srv.completion_requests)
         second = cli(*args, cwd=tmp_path)
         assert len(srv.completion_requests) == asked  # the second one asked the model nothing
