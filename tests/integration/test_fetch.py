@@ -228,14 +228,12 @@ async def test_concurrency_limits_and_single_flight() -> None:
         )
         docs = WebDocuments(fetcher)
         hits = [_hit(srv.url(f"/p{n}")) for n in range(12)] + [_hit(srv.url("/p0"))]
-        start = time.monotonic()
         results = await docs.read("tosca", hits)
-        elapsed = time.monotonic() - start
         await docs.aclose()
     assert all(d.status == "ok" for d in results)
     assert srv.hits("/p0") == 1  # the repeated URL was downloaded once
     assert srv.max_in_flight <= 3  # one host: the per-host limit holds
-    assert elapsed < 12 * 0.1  # yet pages were fetched in parallel
+    assert srv.max_in_flight >= 2  # yet pages of that host were fetched in parallel
 
 
 async def test_global_limit_across_hosts() -> None:

@@ -338,7 +338,7 @@ async def test_api_openai_com_gets_no_extras() -> None:
 
 async def test_read_timeout_is_reported_not_retried() -> None:
     def slow(body: dict[str, Any]) -> str:
-        time.sleep(1.0)
+        time.sleep(5.0)  # far past the client's 0.2 s, so waiting for it would show
         return "late"
 
     with openai_server(slow) as server:
@@ -347,7 +347,7 @@ async def test_read_timeout_is_reported_not_retried() -> None:
         with pytest.raises(BackendError, match="read timeout"):
             await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
         await llm.aclose()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 4.0  # gave up long before the reply came
     assert len(server.completion_requests) == 1
 
 
@@ -476,7 +476,7 @@ async def test_a_stream_held_open_after_done_does_not_hang() -> None:
             on_text=lambda _: None,
         )
         await llm.aclose()
-    assert done.text == "hi" and time.monotonic() - started < 2.0
+    assert done.text == "hi" and time.monotonic() - started < 10.0  # the body stays open 30 s
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
