@@ -143,3 +143,35 @@ def test_another_site_cannot_frame_the_page(page: Any, other_site: str, tmp_path
         framed = page.frames[1]
         assert framed.query_selector("#item-count") is None
         assert not framed.url.startswith(url)
+
+
+# A browser MCP client on another origin: initialize, read the session id back, list the
+# tools in that session, end it. Each step needs what the CORS preflight allows.
+MCP_SESSION = """async (url) => {
+  const base = {"Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": "2025-06-18"};
+  const rpc = (id, method, params) => JSON.stringify({jsonrpc: "2.0", id, method, params});
+  const init = await fetch(url, {method: "POST", headers: base, body: rpc(1, "initialize", {
+    protocolVersion: "2025-06-18", capabilities: {},
+    clientInfo: {name: "page", version: "0"}})});
+  const session = init.headers.get("Mcp-Session-Id");
+  await init.text();
+  const headers = {...base, "Mcp-Session-Id": session};
+  await fetch(url, {method: "POST", headers,
+    body: JSON.stringify({jsonrpc: "2.0", method: "notifications/initialized"})});
+  const listed = await fetch(url, {method: "POST", headers, body: rpc(2, "tools/list", {})});
+  const text = await listed.text();
+  const ended = await fetch(url, {method: "DELETE", headers});
+  return {init: init.status, session, listed: listed.status, text, ended: ended.status};
+}"""
+
+
+def test_an_allowed_origin_may_hold_an_mcp_session(page: Any, other_site: str) -> None:
+    engine, _ = scripted_engine()
+    with serve_in_thread(create_app(engine, cors_origins=[other_site])) as url:
+        page.goto(other_site + "/")
+        seen = page.evaluate(MCP_SESSION, url + "/mcp")
+    assert seen["init"] == 200 and seen["session"], seen
+    assert seen["listed"] == 200 and '"name":"ask"' in seen["text"].replace(" ", ""), seen
+    assert seen["ended"] == 200, seen

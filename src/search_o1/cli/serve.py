@@ -111,7 +111,7 @@ def _auth_key(env_name: str | None) -> str | None:
     multiple=True,
     metavar="ORIGIN",
     group="server",
-    help="A page origin (https://app.example) allowed to call the API (repeatable).",
+    help="A page origin (https://app.example) allowed to call the API and /mcp (repeatable).",
 )
 @option("--demo", is_flag=True, help="Use the demo setup (embedded model, demo corpus).")
 @setting_options

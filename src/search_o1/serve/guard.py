@@ -8,7 +8,8 @@ replies as if same-origin. Three checks stop that, before anything else runs:
   wildcard bind to this machine's names and addresses, any bind to `--allowed-host`
   (a rebinding page sends its own name, and is refused);
 - a request carrying an `Origin` other than the server's own is refused unless
-  `--cors-origin` lists it (those also get CORS headers, preflight included);
+  `--cors-origin` lists it (those also get CORS headers, preflight included, with
+  what a browser MCP client needs on `/mcp`);
 - a body must be `application/json`, which a page cannot send cross-origin without a
   preflight that the previous check answers with a refusal (HTML forms cannot send it).
 
@@ -118,8 +119,19 @@ class BrowserGuard:
             CORSMiddleware(
                 app,
                 allow_origins=sorted(self.cors_origins),
-                allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type"],
+                # DELETE ends an MCP session; the Mcp-* headers and Last-Event-ID are
+                # what a browser MCP client sends on /mcp (streamable HTTP), and it
+                # must read Mcp-Session-Id back to go on with the session.
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=[
+                    "Authorization",
+                    "Content-Type",
+                    "Accept",
+                    "Mcp-Session-Id",
+                    "Mcp-Protocol-Version",
+                    "Last-Event-ID",
+                ],
+                expose_headers=["Mcp-Session-Id"],
             )
             if self.cors_origins
             else app
