@@ -199,6 +199,12 @@ class Settings(BaseSettings):
         "--search mcp: the server's search tool.",
         shown="its only tool, or the one named search",
     )
+    mcp_key_env: str | None = setting(
+        None,
+        "search",
+        "--search mcp: environment variable holding a bearer token for an --mcp-server URL.",
+        results=False,
+    )
     top_k: int = setting(10, "search", "Documents per search.", ge=1, le=100)
     search_deadline: float = setting(
         20.0, "search", "Whole search API request, every byte, seconds.", gt=0, results=False

@@ -140,9 +140,11 @@ def test_stdio_cancelled_ask_stops_its_model_request(corpus: Path, tmp_path: Pat
 # ---------------------------------------------------------------- --search mcp
 
 
-def ask_cli(model: FakeOpenAIServer, tmp_path: Path, *flags: str) -> dict[str, Any]:
-    env = {**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx")}
-    out = subprocess.run(
+def ask_run(
+    model: FakeOpenAIServer, tmp_path: Path, *flags: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`search-o1 ask QUESTION --json --search mcp FLAGS` over the loopback model."""
+    return subprocess.run(
         [
             str(EXE),
             "ask",
@@ -158,10 +160,16 @@ def ask_cli(model: FakeOpenAIServer, tmp_path: Path, *flags: str) -> dict[str, A
         ],
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, "SEARCH_O1_INDEX_CACHE": str(tmp_path / "idx"), **(env or {})},
         cwd=tmp_path,
         timeout=120,
     )
+
+
+def ask_cli(
+    model: FakeOpenAIServer, tmp_path: Path, *flags: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    out = ask_run(model, tmp_path, *flags, env=env)
     assert out.returncode == 0, out.stderr
     result: dict[str, Any] = json.loads(out.stdout)
     return result
@@ -205,3 +213,27 @@ def test_search_mcp_over_http(model: FakeOpenAIServer, corpus: Path, tmp_path: P
         result = ask_cli(model, tmp_path, "--mcp-server", url + "/mcp", "--mcp-tool", "search")
     assert result["answer"] == ANSWER and hit_ids(result) == [["b1"], ["b1", "p1"]]
     assert log.read_text().splitlines() == QUERIES
+
+
+def test_search_mcp_over_http_with_a_key(
+    model: FakeOpenAIServer, corpus: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    flags = ("--mcp-tool", "search", "--mcp-key-env", "SEARCH_TOKEN")
+    with serve_in_thread(mcp_search_server.http_app(corpus, log, key="s3cret")) as url:
+        target = ("--mcp-server", url + "/mcp", *flags)
+        result = ask_cli(model, tmp_path, *target, env={"SEARCH_TOKEN": "s3cret"})
+        assert result["answer"] == ANSWER and hit_ids(result) == [["b1"], ["b1", "p1"]]
+        # Not from the cache: the token is not part of what a search is cached under.
+        uncached = (*target, "--cache", "off")
+        wrong = ask_run(model, tmp_path, *uncached, env={"SEARCH_TOKEN": "nope"})
+        unset = ask_run(model, tmp_path, "--mcp-server", url + "/mcp", "--cache", "off")
+        unset_env = ask_run(model, tmp_path, *uncached)
+    assert log.read_text().splitlines() == QUERIES  # only the keyed run reached the tool
+    for run, hint in ((wrong, "check the token"), (unset, "pass its token with --mcp-key-env")):
+        assert run.returncode == 0, run.stderr  # a failed search is told to the model
+        steps = json.loads(run.stdout)["trace"]["steps"]
+        errors = [step["search"]["error"] for step in steps if step["search"]]
+        assert errors and all(f"(HTTP 401: {hint})" in e for e in errors), errors
+    assert unset_env.returncode == 2
+    assert "--mcp-key-env names SEARCH_TOKEN, which is not set" in unset_env.stderr

@@ -90,8 +90,23 @@ def build(corpus: Path, log: Path | None = None) -> MCPServer[Any]:
     return server
 
 
-def http_app(corpus: Path, log: Path | None = None) -> Any:
-    return build(corpus, log).streamable_http_app(streamable_http_path="/mcp")
+def http_app(corpus: Path, log: Path | None = None, *, key: str | None = None) -> Any:
+    """The server over streamable HTTP at /mcp; with `key`, every HTTP request must carry
+    `Authorization: Bearer KEY` (else 401), as a hosted MCP server asks for its token."""
+    app = build(corpus, log).streamable_http_app(streamable_http_path="/mcp")
+    if key is None:
+        return app
+
+    async def keyed(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if headers.get(b"authorization") != f"Bearer {key}".encode():
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+
+    return keyed
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """`--search mcp`: any MCP server's search tool as a search backend.
 
 `--mcp-server` is the server: a command line ("CMD ARGS", started once and spoken to
-over stdio) or a streamable HTTP URL; `--mcp-tool` names its search tool (default: its
-only tool, or the one named `search`). The tool's input schema says which argument is
-the query (`query`, `q`, ..., else its first string argument) and whether it takes a
-result count (`k`, `top_k`, `max_results`, `limit`, ...).
+over stdio) or a streamable HTTP URL (with `--mcp-key-env`, sent a bearer token);
+`--mcp-tool` names its search tool (default: its only tool, or the one named `search`).
+The tool's input schema says which argument is the query (`query`, `q`, ..., else its
+first string argument) and whether it takes a result count (`k`, `top_k`, `max_results`,
+`limit`, ...).
 
 Its results become hits, whichever shape they come in: structured content or JSON text
 (a list of results, or an object holding one under `results`, `hits`, `items`, ...;
@@ -21,6 +22,7 @@ import hashlib
 import json
 import shlex
 from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -243,12 +245,23 @@ class McpSearch:
 
     name = NAME
 
-    def __init__(self, server: str, tool: str | None = None, *, timeout: float = 20.0) -> None:
+    def __init__(
+        self,
+        server: str,
+        tool: str | None = None,
+        *,
+        timeout: float = 20.0,
+        key: str | None = None,
+    ) -> None:
         if not server.strip():
             raise ConfigError("--search mcp needs --mcp-server: a command line or a URL")
         self.server = server.strip()
+        if key is not None and not _is_web(self.server):
+            raise ConfigError("--mcp-key-env is for an --mcp-server URL, not a command line")
         self.tool = tool
         self.timeout = timeout
+        self._key = key  # not part of cache_identity: a new token replays the same answers
+        self._refused: int | None = None  # the HTTP status of the last refused request
         self._lock = asyncio.Lock()
         self._client: Client | None = None
         self._call: ToolCall | None = None
@@ -267,18 +280,38 @@ class McpSearch:
         except BackendError:
             raise
         except Exception as e:  # the SDK's own errors, timeouts, a server that died
-            raise BackendError(NAME, f"calling {call.tool!r} failed: {_describe(e)}") from None
+            why = f"calling {call.tool!r} failed: {_describe(e)}{self._status_note()}"
+            raise BackendError(NAME, why) from None
         return scrub_hits(hits_from_result(result, k))
 
-    def _target(self) -> Any:
+    async def _target(self, stack: AsyncExitStack) -> Any:
+        """What the SDK's `Client` connects to; an HTTP client with the key goes on `stack`."""
         try:
             from mcp import StdioServerParameters
         except ImportError as e:
             raise MissingExtraError(e.name or "mcp", "mcp") from None
-        if _is_web(self.server):
-            return self.server
-        argv = shlex.split(self.server)
-        return StdioServerParameters(command=argv[0], args=argv[1:])
+        if not _is_web(self.server):
+            argv = shlex.split(self.server)
+            return StdioServerParameters(command=argv[0], args=argv[1:])
+        import httpx2  # the SDK's HTTP client library
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def note_refusal(response: httpx2.Response) -> None:
+            # POSTs only: a GET event stream may be refused (405) as a matter of course.
+            if response.status_code >= 400 and response.request.method == "POST":
+                self._refused = response.status_code
+
+        # The SDK's way to add headers: its transport over an HTTP client we make. We
+        # also note a refusal's status, which the SDK's error leaves out. Reads wait as
+        # long as the SDK's default (a server may hold an event stream open); each call's
+        # own limit is `read_timeout_seconds` on the client.
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {self._key}"} if self._key else None,
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [note_refusal]},
+        )
+        await stack.enter_async_context(http)
+        return streamable_http_client(self.server, http_client=http)
 
     async def _connected(self) -> tuple[Client, ToolCall]:
         async with self._lock:
@@ -287,25 +320,39 @@ class McpSearch:
                     asyncio.get_running_loop().create_future()
                 )
                 self._stop = asyncio.Event()
-                self._owner = asyncio.create_task(self._own(self._target(), ready))
+                self._owner = asyncio.create_task(self._own(ready))
                 self._client, self._call = await ready
             return self._client, self._call
 
-    async def _own(self, target: Any, ready: asyncio.Future[tuple[Client, ToolCall]]) -> None:
-        from mcp import Client
-
+    async def _own(self, ready: asyncio.Future[tuple[Client, ToolCall]]) -> None:
         try:
-            async with Client(target, read_timeout_seconds=self.timeout) as client:
+            async with AsyncExitStack() as stack:
+                target = await self._target(stack)  # first: it names a missing extra
+                from mcp import Client
+
+                client = await stack.enter_async_context(
+                    Client(target, read_timeout_seconds=self.timeout)
+                )
                 listed = await client.list_tools()
                 ready.set_result((client, plan_call(listed.tools, self.tool)))
                 await self._stop.wait()
         except BaseException as e:  # handed to the waiting search, as a typed error
             if not ready.done():
-                ready.set_exception(_connect_error(self.server, e))
+                ready.set_exception(_connect_error(self.server, e, self._status_note()))
             elif not isinstance(e, asyncio.CancelledError):
                 self._client = None  # the connection broke: the next search reconnects
             if isinstance(e, asyncio.CancelledError):
                 raise
+
+    def _status_note(self) -> str:
+        """What the server's HTTP refusal says, which the SDK's error does not."""
+        status, self._refused = self._refused, None
+        if status is None:
+            return ""
+        if status in (401, 403):
+            hint = "pass its token with --mcp-key-env" if self._key is None else "check the token"
+            return f" (HTTP {status}: {hint})"
+        return f" (HTTP {status})"
 
     async def aclose(self) -> None:
         self._stop.set()
@@ -326,8 +373,8 @@ def _describe(e: BaseException) -> str:
     return f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
 
 
-def _connect_error(server: str, e: BaseException) -> BaseException:
+def _connect_error(server: str, e: BaseException, note: str = "") -> BaseException:
     for leaf in _leaves(e):
         if isinstance(leaf, ConfigError | BackendError):
             return leaf
-    return BackendError(NAME, f"could not reach the MCP server {server!r}: {_describe(e)}")
+    return BackendError(NAME, f"could not reach the MCP server {server!r}: {_describe(e)}{note}")

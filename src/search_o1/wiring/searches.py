@@ -6,6 +6,7 @@ mcp) only matters when that backend is chosen.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -151,7 +152,7 @@ def duckduckgo(settings: Settings) -> DuckDuckGoSearch:
 
 
 def mcp(settings: Settings) -> McpSearch:
-    """The MCP server's command line or URL, its tool, and the search deadline."""
+    """The MCP server's command line or URL, its tool, its key, and the search deadline."""
     from search_o1.search.mcp_tool import McpSearch
 
     if not settings.mcp_server:
@@ -159,4 +160,14 @@ def mcp(settings: Settings) -> McpSearch:
             '--search mcp needs --mcp-server: the server\'s command line ("CMD ARGS") '
             "or its streamable HTTP URL"
         )
-    return McpSearch(settings.mcp_server, settings.mcp_tool, timeout=settings.search_deadline)
+    key = None
+    if settings.mcp_key_env:
+        key = os.environ.get(settings.mcp_key_env)
+        if not key:
+            raise ConfigError(
+                f"--mcp-key-env names {settings.mcp_key_env}, which is not set "
+                "(export it with the MCP server's token)"
+            )
+    return McpSearch(
+        settings.mcp_server, settings.mcp_tool, timeout=settings.search_deadline, key=key
+    )
