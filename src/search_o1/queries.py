@@ -106,6 +106,9 @@ def is_placeholder(query: str, shown: Iterable[str], context: str) -> bool:
     return not content_words(query) & content_words(_QUERY_SPAN.sub(" ", context))
 
 
+_NOT_SEARCH_WORDS = re.compile(r"\w@\w|(?:^|\s)#\w|://")
+
+
 def plausible_forced_query(query: str, question: str, shown: Iterable[str] = ()) -> bool:
     """Whether a forced query looks like a search-box query about the question.
 
@@ -120,11 +123,15 @@ def plausible_forced_query(query: str, question: str, shown: Iterable[str] = ())
     False
     >>> plausible_forced_query("where was the composer of Tosca born", q)
     True
+    >>> plausible_forced_query("Tosca composer puccini@gmail.com #opera", q)
+    False
     """
     text = query.strip()
     if not text or len(text) > MAX_FORCED_CHARS or len(text.split()) > MAX_FORCED_WORDS:
         return False
     if text[-1] in ".!:" or re.search(r"[.!?]\s+\w", text) or _statement(text):
+        return False
+    if _NOT_SEARCH_WORDS.search(text):  # a small model's run-on: mail, tags, links
         return False
     if is_placeholder(text, shown, question):
         return False

@@ -19,9 +19,11 @@ from search_o1.types import Completion, SearchRecord, Step, Usage
 
 __all__ = ["FORCED_QUERY_TOKENS", "MarkerTurns"]
 
-# Tokens for a forced one-line query (the grammar allows 120 characters).
+# Tokens for a forced one-line query (the grammar allows 120 characters). The grammar
+# lets the query end the way a model ends one (a line break or the end marker, both stop
+# strings); without an ending it would run on to the token limit.
 FORCED_QUERY_TOKENS = 48
-_FORCED_QUERY_GRAMMAR = "root ::= [^\\n<>|]{3,120}"
+_FORCED_QUERY_GRAMMAR = f'root ::= [^\\n<>|]{{3,120}} ("\\n" | "{mk.END_QUERY}")'
 
 
 class MarkerTurns:
