@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from search_o1.cli.stopping import run_stoppable
 from search_o1.corpus.embed import require_dense
 from search_o1.corpus.load import iter_passages
 from search_o1.corpus.passage import Passage
@@ -201,7 +201,7 @@ def search(corpus: str, query: str, k: int, dense: bool, embedding_model: str | 
     else:
         index = BM25Search.open(corpus)
     started = time.perf_counter()
-    hits = asyncio.run(index.search(query, k=k))
+    hits = run_stoppable(index.search(query, k=k), stopping="stopping…")
     elapsed_ms = (time.perf_counter() - started) * 1000
     for rank, hit in enumerate(hits, start=1):
         snippet = hit.text[:160].replace("\n", " ")
