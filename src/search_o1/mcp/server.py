@@ -9,6 +9,7 @@ client closes the request's stream).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -201,11 +202,15 @@ def build_server(
     """
     get: Callable[[], Engine] = (lambda: engine) if isinstance(engine, Engine) else engine
     tools = _Tools(get, admit)
-    # WARNING: the SDK sets up the root logger at this level when none is set up, and
-    # an agent reading our stderr wants no line per HTTP request.
+    # The SDK sets up the root logger (level and handler) when nothing has yet; the
+    # logging of the process it runs in is not ours to change, so it is put back.
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     server: MCPServer[Any] = MCPServer(
         name, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
     )
+    root.setLevel(level)
+    root.handlers[:] = handlers
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
     async def ask(
