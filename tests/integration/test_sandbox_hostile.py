@@ -21,7 +21,8 @@ import pytest
 from search_o1.eval import isolation
 from search_o1.eval.sandbox import Limits, TestCase, run_program, run_test, run_tests
 
-LIMITS = Limits(timeout_s=3, memory_mb=512, max_procs=8)
+# Generous: programs meant to pass must not miss it on a loaded machine.
+LIMITS = Limits(timeout_s=10, memory_mb=512, max_procs=8)
 
 pytestmark = pytest.mark.skipif(
     not isolation.find().holds,
@@ -102,7 +103,7 @@ EVALUATOR_SCRIPT = """
 import os, sys
 from search_o1.eval.sandbox import Limits, TestCase, run_test
 code = sys.argv[1].replace('EVALUATOR', str(os.getpid()))
-result = run_test(code, TestCase('', 'ok'), limits=Limits(timeout_s=3, max_procs=8))
+result = run_test(code, TestCase('', 'ok'), limits=Limits(timeout_s=10, max_procs=8))
 print('evaluator alive', result.status)
 """
 

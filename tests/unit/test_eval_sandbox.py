@@ -21,7 +21,9 @@ from search_o1.eval.sandbox import (
     run_tests,
 )
 
-FAST = Limits(timeout_s=1.5, memory_mb=512, max_procs=8)
+# For programs that end at once: a long limit costs nothing when they do, and a loaded
+# machine (a sandbox and an interpreter to start) never makes them miss it.
+FAST = Limits(timeout_s=20, memory_mb=512, max_procs=8)
 # For programs that never end: the test waits out the whole timeout, so keep it short.
 HANG = Limits(timeout_s=0.5, memory_mb=512, max_procs=8)
 
