@@ -156,3 +156,18 @@ async def test_rag_agent_inserts_the_papers_strings() -> None:
         f"{ANSWER}"
     )
     assert trace.output == expected
+
+
+async def test_modified_reasoning_steps_keep_their_line_breaks_when_inserted() -> None:
+    # The paper's parse removes line breaks only after "**Final Information**"; its
+    # fallback, the text after "**Modified Reasoning Steps**", goes in with them.
+    chain = [f"First the composer.{Q}tosca composer{EQ}", ANSWER]
+    reader = ["Notes.\n**Modified Reasoning Steps**\nStep 1: Puccini.\nStep 2: Lucca.\n```"]
+    model = ScriptedLLM(chain=chain, reader=reader)
+    trace = await Engine(model, MemorySearch(HITS), options=_options("paper")).run(QUESTION)
+    expected = (
+        f"First the composer.{Q}tosca composer{EQ}"
+        f"\n\n{R}Step 1: Puccini.\nStep 2: Lucca.{ER}\n\n"
+        f"{ANSWER}"
+    )
+    assert trace.output == expected

@@ -164,9 +164,12 @@ class QueryAnswerer:
         )
 
     def _block(self, inserted: str, *, refined: bool) -> str:
-        if refined and self.options.reader.one_line:
-            # The paper's shape: the facts on one line, tight between the markers.
-            return mk.paper_facts_block(inserted.replace("\n", ""))
+        reader = self.options.reader
+        if refined and reader.one_line:
+            # The paper's shape: tight between the markers. The paper's parse has removed
+            # line breaks where its script does (not from "Modified Reasoning Steps").
+            facts = inserted if reader.paper else inserted.replace("\n", "")
+            return mk.paper_facts_block(facts)
         return mk.result_block(inserted)
 
     async def read_url(self, state: ChainState, request: str) -> SearchRecord:

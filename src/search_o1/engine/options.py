@@ -85,7 +85,8 @@ class ReaderOptions:
     per-call limit, as the paper does (a long analysis cut before its `**Final
     Information**` would otherwise lose every fact it found). `sampling`: the reader's
     own (None: the main model's; the paper fixes 0.7/0.8/20/1.05). `one_line`: insert
-    the facts with their line breaks removed, tight between the markers (the paper's).
+    the facts tight between the markers, line breaks removed (the paper's; with `paper`
+    its parse decides, and its "Modified Reasoning Steps" fallback keeps them).
     `cite`: ask the reader to mark which document each fact comes from (ours; the paper
     profile sends the paper's prompt unchanged), see `search_o1.sources`.
     `paper`: the previous steps and the reply's parse exactly as the paper's script.
