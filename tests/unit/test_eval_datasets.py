@@ -137,6 +137,20 @@ def test_gpqa_csv_shuffles_with_a_fixed_seed_and_keeps_domain(tmp_path: Path) ->
     assert len({i.gold[0] for i in ds.items}) > 1  # the right answer is not always (A)
 
 
+def test_gpqa_csv_question_is_laid_out_as_the_papers_preprocessing(tmp_path: Path) -> None:
+    # data_pre_precess.ipynb: the question, " Choices:", a line per option "(A) answer"
+    # with the answers as the CSV holds them, and a final line break.
+    row = _gpqa_row(3) | {"Question": "Which one?\n", "Incorrect Answer 2": " wrong b3\n"}
+    _gpqa_csv(tmp_path / "q.csv", [row])
+    item = load_file(tmp_path / "q.csv", "choice", seed=7).items[0]
+    answers = [row[k] for k in ("Correct Answer", *(f"Incorrect Answer {i}" for i in (1, 2, 3)))]
+    listed = sorted(answers, key=lambda a: item.question.index(a.strip()))
+    letter = "ABCD"[listed.index("right 3")]
+    options = "\n".join(f"({'ABCD'[i]}) {a}" for i, a in enumerate(listed))
+    assert item.question == f"Which one?\n Choices:\n{options}\n"
+    assert item.gold == (letter,)
+
+
 def test_missing_file_says_where_and_whence(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as e:
         load_dataset("gpqa", data_dir=tmp_path, split="extended")

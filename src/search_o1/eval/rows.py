@@ -100,10 +100,11 @@ def _math(
 
 
 def _shuffle_choices(row: Mapping[str, Any], item_id: str, seed: int) -> tuple[str, list[str]]:
-    """GPQA: the correct answer and three wrong ones in a seeded, per-item order."""
-    correct = str(row.get("Correct Answer") or "").strip()
-    wrong = [str(row.get(f"Incorrect Answer {i}") or "").strip() for i in (1, 2, 3)]
-    if not correct or not all(wrong):
+    """GPQA: the correct answer and three wrong ones (as the CSV holds them, like the
+    paper's preprocessing) in a seeded, per-item order."""
+    correct = str(row.get("Correct Answer") or "")
+    wrong = [str(row.get(f"Incorrect Answer {i}") or "") for i in (1, 2, 3)]
+    if not correct.strip() or not all(w.strip() for w in wrong):
         raise RowError("needs Correct Answer and Incorrect Answer 1..3")
     options = [correct, *wrong]
     # Seeded by item id, so an item's order does not depend on --limit or file order.
@@ -127,7 +128,8 @@ def _choice(
         return question, (letter,), meta
     letter, options = _shuffle_choices(row, item_id, seed)
     listed = "\n".join(f"({LETTERS[i]}) {opt}" for i, opt in enumerate(options))
-    return f"{question}\n\nChoices:\n{listed}", (letter,), meta
+    # The paper's preprocessing writes exactly this (its prompts get the text verbatim).
+    return f"{question} Choices:\n{listed}\n", (letter,), meta
 
 
 def _tests(value: Any) -> list[dict[str, str]]:
