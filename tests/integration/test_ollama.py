@@ -86,3 +86,16 @@ def test_stops_let_pass_in_the_thinking_still_search_on_ollama(
         result = ask(server, server.root, corpus, tmp_path, "--api-mode", "chat")
     assert result["answer"] == "Tessaly"
     assert [s["query"] for s in result["searches"]] == QUERIES
+
+
+def test_chat_mode_works_with_a_model_that_does_not_think(corpus: Path, tmp_path: Path) -> None:
+    """Ollama's /api/chat answers `think: true` for a model without thinking with a 400
+    ("does not support thinking", server/routes.go): the client learns it once and
+    asks without `think` from then on."""
+    with ollama_server(two_hop_thinker, thinks=False) as server:
+        result = ask(server, server.root, corpus, tmp_path, "--api-mode", "chat")
+    assert result["answer"] == "Tessaly"
+    assert [s["query"] for s in result["searches"]] == QUERIES
+    native = [b for p, b in server.requests if p in ("/api/chat", "/api/generate")]
+    assert native[0]["think"] is True  # refused once
+    assert all("think" not in b for b in native[1:])

@@ -193,7 +193,8 @@ class OpenAILLM:
                 asked, text = kept.resume(request, sent)
             model, context = self.model, self._discovery.configured_context
             if native:
-                return ollama.body(asked, model=model, prompt=text, stream=stream, context=context)
+                out = ollama.body(asked, model=model, prompt=text, stream=stream, context=context)
+                return self._fields.apply(out, kind=info.kind)
             extras = self._fields.extras
             out = wire.build_body(
                 asked, model=model, prompt=text, stream=stream, kind=info.kind, extras=extras

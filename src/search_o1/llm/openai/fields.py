@@ -10,6 +10,9 @@ Servers differ in what they refuse, and say so in the error's text:
 - OpenAI gives reasoning summaries (the Responses API's `reasoning.summary`) only to
   verified organisations ("Your organization must be verified to generate reasoning
   summaries"): resend without the `reasoning` field, so the turn goes on unsummarised.
+- Ollama answers `think: true` for a model that cannot think with a 400 ("\"llama3\"
+  does not support thinking", `server/routes.go`): resend without `think` (Ollama then
+  leaves such a model's output as it is).
 
 Each refusal is learned once per client, so a run pays one extra request per field, not
 one per call. On api.openai.com `max_completion_tokens` is sent from the start (it
@@ -48,6 +51,7 @@ EXTRA_FIELDS = (
 _DROPPABLE = frozenset({"temperature", "top_p", "seed"})
 _REFUSED = re.compile(r"Unsupported (?:parameter|value): '([A-Za-z_]+)'")
 _SUMMARIES = re.compile(r"reasoning summar|reasoning\.summary", re.IGNORECASE)
+_NO_THINKING = re.compile(r"does not support thinking")
 
 
 def refused_field(message: str) -> str | None:
@@ -89,6 +93,8 @@ class FieldRules:
             return None
         if _SUMMARIES.search(message) and "reasoning" not in self.dropped:
             return dataclasses.replace(self, dropped=self.dropped | {"reasoning"})
+        if _NO_THINKING.search(message) and "think" not in self.dropped:
+            return dataclasses.replace(self, dropped=self.dropped | {"think"})
         if self.extras and any(f in message for f in EXTRA_FIELDS):
             return dataclasses.replace(self, extras=False)
         field = refused_field(message)
