@@ -89,6 +89,31 @@ async def test_a_cut_raw_prompt_stream_is_continued_from_its_text(kind: str) -> 
     assert done.text == ANSWER and "".join(shown) == ANSWER
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+async def test_a_generation_the_server_aborted_is_continued_not_taken_as_done(
+    stream: bool,
+) -> None:
+    """vLLM and SGLang end a generation their engine aborted with finish_reason "abort"
+    (DeepSeek: "insufficient_system_resource"): the text so far is no finished answer,
+    so a raw prompt goes on from it, as after a cut stream."""
+    with openai_server(lambda body: ANSWER, fault=first("abort")) as server:
+        llm = client(server.url, stream=stream)
+        done = await llm.complete(REQUEST)
+        await llm.aclose()
+    cut, again = server.completion_requests
+    kept = again["prompt"].removeprefix(cut["prompt"])
+    assert kept and ANSWER.startswith(kept) and again["max_tokens"] < cut["max_tokens"]
+    assert done.text == ANSWER and done.finish == "stop"
+
+
+async def test_an_aborted_chat_generation_is_asked_again() -> None:
+    with openai_server(lambda body: ANSWER, fault=first("abort")) as server:
+        llm = client(server.url, api_mode="chat")
+        done = await llm.complete(REQUEST)
+        await llm.aclose()
+    assert done.text == ANSWER and len(server.completion_requests) == 2
+
+
 async def test_a_request_lost_on_a_dead_kept_alive_connection_is_resent_free() -> None:
     """A server that closed a kept-alive connection just as a request came on it (its
     idle timeout, a restart) never handled that request: it is resent on a new

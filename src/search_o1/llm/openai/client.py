@@ -374,7 +374,7 @@ class OpenAILLM:
                 joiner = ChainJoiner(thinking)
                 state = ollama.StreamState(joiner) if reading.native else None
                 decoder = ollama.NdjsonDecoder() if reading.native else None
-                return await read_stream(
+                reply = await read_stream(
                     url,
                     response,
                     on_text,
@@ -384,13 +384,14 @@ class OpenAILLM:
                     stops=stops,
                     decoder=decoder,
                 )
+                return _unless_cut(url, reply)
             parse = ollama.parse_reply if reading.native else wire.parse_reply
             reply = await read_whole(url, response, parse)
             if body.get("stream"):  # a server that ignored `stream`: show it at once
                 watch = StopWatch(stops, on_text)
                 watch.feed(join_reply(thinking, reply.reasoning, reply.text))
                 watch.flush()
-            return reply
+            return _unless_cut(url, reply)
 
 
 @dataclass(frozen=True)
@@ -407,6 +408,18 @@ class _Reading:
             ctype = response.headers.get("content-type", "")
             return bool(body.get("stream")) and "ndjson" in ctype
         return is_streamed(body, response)
+
+
+def _unless_cut(url: str, reply: wire.Reply) -> wire.Reply:
+    """`reply`, unless the server says it ended the generation itself (`finish_reason`
+    "abort", ...): then it is a cut stream, whose text a raw prompt continues from and
+    a chat request asks for again. A stop string the client saw first ends it anyway."""
+    reason = reply.finish_reason
+    if reply.client_stop is not None or reason not in wire.CUT_BY_SERVER:
+        return reply
+    why = f"the server ended the generation early (finish_reason {reason!r})"
+    done = reply.completion_tokens
+    raise StreamCut(url, why, reply, done if done is not None else estimate_tokens(reply.text))
 
 
 def _require_visible_thinking(url: str, reply: wire.Reply, request: CompletionRequest) -> None:

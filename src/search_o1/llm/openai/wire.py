@@ -41,6 +41,12 @@ _OWNERS: dict[str, ServerKind] = {
     "deepseek": "deepseek",
 }
 ApiMode = Literal["completions", "chat"]
+# finish_reason values by which a server says it ended a generation itself, not the
+# model: vLLM's "abort" (the engine aborted it, e.g. paused for a weight update) and
+# "error" (`v1/engine/__init__.py` FinishReason), SGLang's "abort" (FINISH_ABORT, passed
+# through by `serving_chat.py`), DeepSeek's "insufficient_system_resource". The text so
+# far is no finished generation.
+CUT_BY_SERVER = frozenset({"abort", "error", "insufficient_system_resource"})
 
 # Error texts that mean "the prompt does not fit" across vLLM, llama.cpp, SGLang, OpenAI.
 _OVERFLOW = re.compile(
