@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.servers.openai_server import openai_server
+from tests.servers.openai_server import OVERFLOW_ENGINE, OVERFLOW_SERVING, openai_server
 from tests.wire import Wire
 
 from search_o1._http import RetryPolicy
@@ -251,8 +251,9 @@ async def test_unreachable_server_names_the_url_quickly() -> None:
     assert url in str(info.value) and time.monotonic() - started < 5
 
 
-async def test_context_overflow_is_typed() -> None:
-    with openai_server(reply("x"), context_length=50) as server:
+@pytest.mark.parametrize("words", [OVERFLOW_SERVING, OVERFLOW_ENGINE], ids=["serving", "engine"])
+async def test_context_overflow_is_typed(words: str) -> None:
+    with openai_server(reply("x"), context_length=50, overflow_text=words) as server:
         llm = fast(server.url)
         assert await llm.context_length() == 50
         with pytest.raises(ContextOverflowError):

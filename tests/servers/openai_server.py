@@ -48,6 +48,17 @@ FAULTS = (
 )
 ApplyTemplate = Callable[[list[dict[str, str]]], str]
 COMPLETION_PATHS = ("/v1/completions", "/v1/chat/completions")
+# vLLM's words for a prompt past the window: its OpenAI layer's check
+# (`serving_engine.py`), and its engine's (`v1/engine/processor.py`), which a prompt
+# that passed the first still meets.
+OVERFLOW_SERVING = (
+    "This model's maximum context length is {limit} tokens. "
+    "However, you requested {tokens} tokens in the messages."
+)
+OVERFLOW_ENGINE = (
+    "The decoder prompt (length {tokens}) is longer than the maximum model length of "
+    "{limit}. Make sure that `max_model_len` is no smaller than the number of text tokens."
+)
 CHUNK_CHARS = 4
 
 
@@ -229,9 +240,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(404, f"The model `{model}` does not exist.")
         prompt = _prompt_text(body)
         if cfg.context_length and _tokens(prompt) > cfg.context_length:
-            message = (
-                f"This model's maximum context length is {cfg.context_length} tokens. "
-                f"However, you requested {_tokens(prompt)} tokens in the messages."
+            message = (cfg.overflow_text or OVERFLOW_SERVING).format(
+                limit=cfg.context_length, tokens=_tokens(prompt)
             )
             return self._error(400, message)
         whole = cfg.rests.get(prompt)
@@ -415,6 +425,7 @@ def openai_server(
     model: str = "fake-model",
     return_stop: bool = True,
     context_length: int | None = None,
+    overflow_text: str | None = None,
     models: list[str] | None = None,
     fail_first: int = 0,
     fail_status: int = 429,
@@ -432,7 +443,9 @@ def openai_server(
 
     `fail_first=N` answers the first N completion requests with `fail_status` (plus a
     Retry-After header when `retry_after` is given); `always_fail_status` fails every
-    completion request; `malformed` answers completions with invalid JSON;
+    completion request; `malformed` answers completions with invalid JSON; a prompt
+    longer than `context_length` gets a 400 in `overflow_text`'s words (default
+    `OVERFLOW_SERVING`; `{limit}` and `{tokens}` are filled in);
     `apply_template(messages) -> str` serves llama.cpp's POST /apply-template.
     GET /v1/models says `owned_by` "vllm" when `return_stop` else "llamacpp" (as those
     servers do), unless `owned_by` is given. `reject_fields` makes it strict like OpenAI's
@@ -447,6 +460,7 @@ def openai_server(
         model=model,
         return_stop=return_stop,
         context_length=context_length,
+        overflow_text=overflow_text,
         models=list(models) if models else [model],
         fail_first=fail_first,
         fail_status=fail_status,

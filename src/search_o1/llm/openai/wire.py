@@ -48,9 +48,11 @@ ApiMode = Literal["completions", "chat"]
 # far is no finished generation.
 CUT_BY_SERVER = frozenset({"abort", "error", "insufficient_system_resource"})
 
-# Error texts that mean "the prompt does not fit" across vLLM, llama.cpp, SGLang, OpenAI.
+# Error texts that mean "the prompt does not fit" across vLLM, llama.cpp, SGLang, OpenAI
+# (vLLM's engine says "longer than the maximum model length", `v1/engine/processor.py`).
 _OVERFLOW = re.compile(
     r"context length|context window|maximum context|context size|context_length_exceeded"
+    r"|maximum model length"
     r"|exceed_context_size|prompt is too long|too many tokens|exceed\w*.{0,60}(context|token)",
     re.IGNORECASE,
 )
