@@ -23,6 +23,7 @@ from tests.servers.reasoning_server import (
     VLLM_011,
     Flavour,
     ReasoningServer,
+    answer_searcher,
     reasoning_server,
     two_hop_thinker,
 )
@@ -214,3 +215,25 @@ async def test_refused_continuation_falls_back_to_raw_completions(corpus: Path) 
         trace, _ = await ask(server, corpus, api_mode="chat")
     assert_answered(trace)
     assert [s.completion.continuation for s in trace.steps] == [None, "raw", "raw"]
+
+
+@pytest.mark.parametrize(("flavour", "changes", "mode", "how"), CHAT_SERVERS)
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+async def test_a_search_after_the_thinking_closed_is_continued_as_answer_text(
+    flavour: Flavour, changes: dict[str, Any], mode: str, how: str, stream: bool
+) -> None:
+    """A query written after `</think>` gets its result inside the thinking (the engine
+    drops that `</think>`), so every continued chain is inside one open think block,
+    which is what SGLang's parser (all before a `</think>` is reasoning, whatever the
+    prompt) and vLLM's whole-reply split (the output alone) take it to be."""
+    with reasoning_server(flavour, answer_searcher, **changes) as server:
+        llm = OpenAILLM(
+            server.url, api_mode=mode, chat_template="qwen-think", retries=0, stream=stream
+        )
+        trace = await Engine(llm, MemorySearch(HITS)).run(QUESTION, task="multihop")
+        await llm.aclose()
+    assert_answered(trace)
+    assert trace.steps[0].completion.text.startswith("<think>\nI will look both up.\n</think>")
+    assert trace.output.startswith("<think>\nI will look both up.\n\n\nFirst the designer.")
+    assert trace.output.count("<think>") == 1 and "</think>" not in trace.output
+    assert_one_think_per_prompt(server)

@@ -15,7 +15,8 @@ facts file on reasoning servers; unconfirmed points are marked "assumed" below):
 - SGLang: `reasoning_content`; `continue_final_message` drops the last assistant message,
   renders the rest with the generation prompt and appends that message's content as is;
   without the flag a trailing assistant message becomes a user message. Stop strings are
-  trimmed unless `no_stop_trim`.
+  trimmed unless `no_stop_trim`. The reasoning split ignores the prompt: all before the
+  first `</think>` is reasoning (`sglang_split`).
 - DeepSeek: `reasoning_content` (content is null while it thinks, also in stream deltas);
   `usage.completion_tokens_details.reasoning_tokens`. Prefix completion only under
   `/beta`: `prefix: true` on the last assistant message, whose `reasoning_content` is the
@@ -193,6 +194,21 @@ def vllm_whole_split(family: str, output: str) -> tuple[str, str]:
     return thinking, answer
 
 
+def sglang_split(output: str) -> tuple[str, str]:
+    """(reasoning, content) as SGLang's reasoning parser returns them, streamed or not.
+
+    It never looks at the prompt (`parser/reasoning_parser.py`): it starts inside the
+    reasoning when forced, and `serving_chat.py` forces it for the deepseek-r1 parser
+    and, unless `enable_thinking` is false, for qwen3; a leading `<think>` is dropped and
+    everything before the first `</think>` is reasoning. Newer releases also look at the
+    content of a continued message (`previous_content`); the older rule is the worst
+    case: a chain continued after its `</think>` gets its new text called reasoning.
+    """
+    body = output.removeprefix(THINK)
+    thinking, sep, answer = body.partition(UNTHINK)
+    return (thinking, answer) if sep else (body, "")
+
+
 def in_thinking(prompt: str) -> bool:
     return prompt.rfind(THINK) > prompt.rfind(UNTHINK)
 
@@ -367,6 +383,8 @@ class _Handler(JSONHandler):
         thinking, answer = split_output(prompt, output)
         if not streamed and self.flavour.continuation == "vllm":
             thinking, answer = vllm_whole_split(self.flavour.template, output)
+        if self.flavour.continuation == "sglang":
+            thinking, answer = sglang_split(output)
         usage = _usage(prompt, output, len(thinking), self.flavour.counts_reasoning)
         if streamed:
             deltas = self._deltas(thinking, answer)
@@ -534,6 +552,25 @@ def two_hop_thinker(prompt: str) -> str:
     place = re.search(r"born in ([A-Z]\w+)", results[-1])
     town = place.group(1) if place else "?"
     return f"So it is {town}.\n{UNTHINK}\n\nThe designer was born in \\boxed{{{town}}}."
+
+
+def answer_searcher(prompt: str) -> str:
+    """`two_hop_thinker`'s two searches, written in its answer after a closed think block
+    (models do search after `</think>`). The reader is `two_hop_thinker`'s."""
+    if "**Current search query**" in prompt:
+        return two_hop_thinker(prompt)
+    chain = templates.assistant_turn(prompt)
+    results = re.findall(re.escape(BEGIN_R) + r"\n(.*?)\n" + re.escape(END_R), chain, re.S)
+    if not results:
+        opener = "" if THINK in chain else THINK + "\n"
+        query = f"{BEGIN_Q}Glimmer Bridge designer{END_Q}"
+        return f"{opener}I will look both up.\n{UNTHINK}\n\nFirst the designer. {query} more"
+    if len(results) == 1:
+        who = re.search(r"designed by ([A-Z]\w+ [A-Z]\w+)", results[0])
+        name = who.group(1) if who else "unknown"
+        return f"Now where {name} was born. {BEGIN_Q}{name} birthplace{END_Q} more"
+    place = re.search(r"born in ([A-Z]\w+)", results[-1])
+    return f"The designer was born in \\boxed{{{place.group(1) if place else '?'}}}."
 
 
 def thinks_on(model: Model, tokens: int = 40_000) -> Model:
