@@ -6,9 +6,10 @@
 `respond(body)` receives the parsed request JSON (with "prompt" for /v1/completions or
 "messages" for /v1/chat/completions) and returns the model's whole would-be text. The server
 then behaves like a real one: it cuts the text at the first stop string (keeping the stop
-string only when `return_stop`, like vLLM's include_stop_str_in_output; dropping it like
-llama.cpp otherwise), cuts at `max_tokens` (a token is 4 characters; finish "length"),
-streams SSE when asked, reports usage, and answers GET /v1/models.
+string only when `return_stop` and the request asks with `include_stop_str_in_output`,
+as vLLM does, default false in its `protocol.py`; dropping it like llama.cpp otherwise),
+cuts at `max_tokens` (a token is 4 characters; finish "length"), streams SSE when asked,
+reports usage, and answers GET /v1/models.
 
 Only stdlib: ThreadingHTTPServer in a daemon thread.
 """
@@ -246,7 +247,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(400, message)
         whole = cfg.rests.get(prompt)
         text, finish, matched = _cut(
-            cfg.respond(body) if whole is None else whole, body, cfg.return_stop
+            cfg.respond(body) if whole is None else whole,
+            body,
+            cfg.return_stop and bool(body.get("include_stop_str_in_output")),
         )
         if cfg.malformed:
             return self._send_malformed(body)
