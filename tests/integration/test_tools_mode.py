@@ -278,3 +278,24 @@ def test_vllm_is_sent_the_reasoning_field_its_template_reads() -> None:
     assert trace.answer == "Tessaly", trace.error
     assert "I need the designer first." in srv.reasoning_seen
     assert None not in srv.reasoning_seen
+
+
+def test_a_turn_the_server_aborted_is_asked_again() -> None:
+    """finish_reason "abort" (vLLM, SGLang) ends a turn the model did not end: its half
+    thought is no answer, so the turn is asked again."""
+    with tool_server(VLLM, two_hop_tools, whole=True, aborts=1) as srv:
+        trace = asyncio.run(_ask(_engine(srv.url, max_searches=10)))
+    assert (trace.answer, trace.finish_reason) == ("Tessaly", FinishReason.ANSWERED)
+    assert [s.query for s in trace.searches] == ["Glimmer Bridge designer", "Orla Venn birthplace"]
+    assert len(srv.tool_requests) == 4  # the aborted turn, asked again, and two more
+
+
+def test_an_aborted_turn_already_shown_live_is_an_error_not_an_answer() -> None:
+    """Streamed, the half thought was shown as it came and cannot be taken back (a
+    replay would show it twice): the chain ends on a one-line error, as for a cut
+    stream, instead of taking the half thought for the model's last word."""
+    with tool_server(VLLM, two_hop_tools, aborts=1) as srv:
+        trace = asyncio.run(_ask(_engine(srv.url, max_searches=10)))
+    assert trace.finish_reason is FinishReason.ERROR and trace.answer is None
+    assert trace.error and "ended the turn early (finish_reason 'abort')" in trace.error
+    assert "\n" not in trace.error and len(srv.tool_requests) == 1

@@ -85,6 +85,9 @@ class ToolServer:
     sent: dict[str, dict[str, Any]] = field(default_factory=dict)
     # vLLM: the reasoning its template saw on each assistant message sent back
     reasoning_seen: list[str | None] = field(default_factory=list)
+    # tools turns still to be cut short with finish_reason "abort" (vLLM's and SGLang's
+    # word for a generation their engine aborted): half the thinking, no call yet
+    aborts: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -215,6 +218,11 @@ class _Handler(JSONHandler):
         turn = self.model(body)
         if not body.get("tools") or body.get("tool_choice") == "none":
             turn = Turn(turn.reasoning, turn.content)
+        with served.lock:
+            aborted = bool(body.get("tools")) and served.aborts > 0
+            served.aborts -= aborted
+        if aborted:
+            turn = Turn(turn.reasoning[: len(turn.reasoning) // 2])
         ids = [f"call_{n}_{i}" for i in range(len(turn.calls))]
         message = _message(served.flavour, turn, ids)
         with served.lock:
@@ -224,7 +232,7 @@ class _Handler(JSONHandler):
                     for k in ("reasoning_content", "reasoning_details")
                     if k in message
                 } | ({"extra_content": call["extra_content"]} if "extra_content" in call else {})
-        finish = "tool_calls" if turn.calls else "stop"
+        finish = "abort" if aborted else "tool_calls" if turn.calls else "stop"
         usage: dict[str, Any] = {"prompt_tokens": len(json.dumps(body)) // 4}
         usage["completion_tokens"] = 10
         if served.flavour.strict:  # it thinks, but only says how much
@@ -307,11 +315,16 @@ def _envelope(kind: str, choices: list[dict[str, Any]], usage: Any = None) -> di
 
 @contextmanager
 def tool_server(
-    flavour: Flavour, model: Model, *, interleave: bool = False, whole: bool = False
+    flavour: Flavour,
+    model: Model,
+    *,
+    interleave: bool = False,
+    whole: bool = False,
+    aborts: int = 0,
 ) -> Iterator[ToolServer]:
     """Run the server on a free port; `whole`: answer every request with one JSON body,
-    as servers that ignore `stream` do."""
-    served = ToolServer(flavour=flavour)
+    as servers that ignore `stream` do; `aborts`: cut the first tools turns short."""
+    served = ToolServer(flavour=flavour, aborts=aborts)
     attrs = {"served": served, "model": staticmethod(model), "interleave": interleave}
     attrs["whole"] = whole
     with serving(type("Handler", (_Handler,), attrs)) as root:

@@ -225,10 +225,10 @@ async def drain(chunks: AsyncIterator[bytes]) -> None:
 
 
 def malformed(url: str, error: Exception) -> BackendError:
-    """Invalid JSON where a completion was expected: a server fault, retried like a 5xx."""
-    return BackendError(
-        BACKEND, f"{url}: malformed response from the server: {error}", retryable=True
-    )
+    """Invalid JSON where a completion was expected, or a turn the server cut short: a
+    server fault, retried like a 5xx."""
+    what = "" if isinstance(error, wire.CutByServer) else "malformed response from the server: "
+    return BackendError(BACKEND, f"{url}: {what}{error}", retryable=True)
 
 
 class Kept:

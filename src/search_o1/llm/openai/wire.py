@@ -48,6 +48,12 @@ ApiMode = Literal["completions", "chat"]
 # far is no finished generation.
 CUT_BY_SERVER = frozenset({"abort", "error", "insufficient_system_resource"})
 
+
+class CutByServer(ValueError):
+    """A tools turn the server ended itself (a `CUT_BY_SERVER` finish_reason): no turn
+    of the model's, so it is asked again."""
+
+
 # Error texts that mean "the prompt does not fit" across vLLM, llama.cpp, SGLang, OpenAI
 # (vLLM's engine says "longer than the maximum model length", `v1/engine/processor.py`).
 _OVERFLOW = re.compile(
