@@ -103,6 +103,8 @@ CHAT_SERVERS = [
     pytest.param(VLLM, NO_RAW, "completions", "continue_final", id="vllm-reasoning"),
     pytest.param(VLLM, {}, "chat", "continue_final", id="vllm-chat-mode"),
     pytest.param(SGLANG, {}, "chat", "continue_final", id="sglang"),
+    # SGLang's 404 body is its own ErrorResponse ({"object": "error", "message"}).
+    pytest.param(SGLANG, NO_RAW, "completions", "continue_final", id="sglang-chat-only"),
     pytest.param(DEEPSEEK, {}, "completions", "prefix", id="deepseek"),
     # On loopback the host is not openrouter.ai: an unknown server, asked with vLLM's
     # flags, which OpenRouter-style prefill ignores; the host rule is tested below.

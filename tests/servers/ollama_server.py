@@ -20,7 +20,8 @@ Copied from Ollama's source and API docs (`server/routes.go`, `openai/openai.go`
 - `POST /v1/completions`: the template is applied (`raw` is never set) and only the
   answer is returned: the thinking is dropped (issue #12636).
 - `POST /v1/chat/completions`: the thinking in `delta.reasoning` / `message.reasoning`.
-- Errors are `{"error": "..."}`; `think` asked of a model that cannot think is a 400.
+- Errors are `{"error": "..."}`; `think` asked of a model that cannot think is a 400;
+  a path with no route is Gin's plain-text "404 page not found".
 
 The model's template is ChatML whose generation prompt opens `<think>\\n` (QwQ's), and
 the model is a function of the raw prompt, as in reasoning_server.
@@ -87,7 +88,17 @@ class _Handler(JSONHandler):
         if self.path.rstrip("/") == "/v1/models":
             entry = {"id": MODEL, "object": "model", "created": 1, "owned_by": "library"}
             return self._json(200, {"object": "list", "data": [entry]})
-        self._error(404, "404 page not found")
+        self._no_route()
+
+    def _no_route(self) -> None:
+        """Gin's own answer to a path no route matches (Ollama sets no NoRoute handler):
+        plain text, not Ollama's JSON error."""
+        data = b"404 page not found"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"error": message})
@@ -106,7 +117,7 @@ class _Handler(JSONHandler):
             return self._v1_completions(body)
         if self.path == "/v1/chat/completions":
             return self._v1_chat(body)
-        self._error(404, "404 page not found")
+        self._no_route()
 
     # ---- the model ----
 

@@ -295,6 +295,10 @@ class _Handler(JSONHandler):
     lock = threading.Lock()
 
     def _error(self, status: int, message: str) -> None:
+        if self.flavour.continuation == "sglang":
+            # SGLang's ErrorResponse is the body itself (`protocol.py`), not under "error".
+            body = {"object": "error", "message": message, "type": "BadRequestError"}
+            return self._json(status, body | {"param": None, "code": status})
         self._json(status, {"error": {"message": message, "type": "invalid_request_error"}})
 
     def do_GET(self) -> None:
