@@ -114,6 +114,24 @@ async def test_an_aborted_chat_generation_is_asked_again() -> None:
     assert done.text == ANSWER and len(server.completion_requests) == 2
 
 
+@pytest.mark.parametrize(
+    ("api_mode", "stream"),
+    [("completions", True), ("completions", False), ("chat", True), ("chat", False)],
+)
+async def test_a_filtered_reply_fails_in_one_line_and_is_not_asked_again(
+    api_mode: str, stream: bool
+) -> None:
+    """OpenAI's, DeepSeek's and SGLang's content filters end a reply with finish_reason
+    "content_filter": half a chain, and asked again it would be filtered again. The call
+    fails saying so (it was taken as the model's own end, with no word of why)."""
+    with openai_server(lambda body: ANSWER, fault=always("content_filter")) as server:
+        llm = client(server.url, api_mode=api_mode, stream=stream)
+        with pytest.raises(BackendError, match="content filter stopped the reply") as info:
+            await llm.complete(REQUEST)
+        await llm.aclose()
+    assert not info.value.retryable and len(server.completion_requests) == 1
+
+
 async def test_a_request_lost_on_a_dead_kept_alive_connection_is_resent_free() -> None:
     """A server that closed a kept-alive connection just as a request came on it (its
     idle timeout, a restart) never handled that request: it is resent on a new

@@ -290,6 +290,19 @@ def test_a_turn_the_server_aborted_is_asked_again() -> None:
     assert len(srv.tool_requests) == 4  # the aborted turn, asked again, and two more
 
 
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "streamed"])
+def test_a_filtered_turn_ends_the_chain_saying_so(whole: bool) -> None:
+    """finish_reason "content_filter": half a thought, which asked again would be
+    filtered again. The chain ends on a one-line error naming the filter."""
+    with tool_server(
+        VLLM, two_hop_tools, whole=whole, aborts=1, cut_reason="content_filter"
+    ) as srv:
+        trace = asyncio.run(_ask(_engine(srv.url, max_searches=10)))
+    assert trace.finish_reason is FinishReason.ERROR and trace.answer is None
+    assert trace.error and "content filter stopped the reply" in trace.error
+    assert "\n" not in trace.error and len(srv.tool_requests) == 1
+
+
 def test_an_aborted_turn_already_shown_live_is_an_error_not_an_answer() -> None:
     """Streamed, the half thought was shown as it came and cannot be taken back (a
     replay would show it twice): the chain ends on a one-line error, as for a cut

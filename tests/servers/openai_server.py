@@ -35,7 +35,9 @@ Respond = Callable[[dict[str, Any]], str]
 # "reset" (half the stream, then a TCP reset), "stall" (half the stream, then silence
 # for `stall_s`), "html404" / "html501" (an HTML error page, like a static web server),
 # "abort" (half the text, then finish_reason "abort", as vLLM and SGLang end a generation
-# the engine aborted: vLLM's FinishReason.ABORT, SGLang's FINISH_ABORT; streamed or whole).
+# the engine aborted: vLLM's FinishReason.ABORT, SGLang's FINISH_ABORT; streamed or whole),
+# "content_filter" (the same, ended by finish_reason "content_filter", as OpenAI's,
+# DeepSeek's and SGLang's filters end a reply).
 Fault = Callable[[int], str | None]
 FAULTS = (
     "html200",
@@ -46,6 +48,7 @@ FAULTS = (
     "html404",
     "html501",
     "abort",
+    "content_filter",
 )
 ApplyTemplate = Callable[[list[dict[str, str]]], str]
 COMPLETION_PATHS = ("/v1/completions", "/v1/chat/completions")
@@ -315,8 +318,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _misbehave(self, fault: str, body: dict[str, Any], prompt: str, text: str) -> None:
         if fault.startswith("html"):
             return self._send_html(int(fault[4:]))
-        if fault == "abort":
-            return self._aborted(body, prompt, text)
+        if fault in ("abort", "content_filter"):
+            return self._aborted(body, prompt, text, reason=fault)
         if not body.get("stream"):
             return self._send(200, self._envelope(False, []))
         chat = self.path.endswith("/chat/completions")
@@ -342,16 +345,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._end_sse()  # a well-formed end of a body that is not a whole stream
         self.close_connection = True
 
-    def _aborted(self, body: dict[str, Any], prompt: str, text: str) -> None:
-        """Half the text, ended by finish_reason "abort": a well-formed reply (with
-        `[DONE]` when streamed) that is still no finished generation."""
+    def _aborted(self, body: dict[str, Any], prompt: str, text: str, *, reason: str) -> None:
+        """Half the text, ended by finish_reason `reason` ("abort", ...): a well-formed
+        reply (with `[DONE]` when streamed) that is still no finished generation."""
         chat = self.path.endswith("/chat/completions")
         half = text[: len(text) // 2 // CHUNK_CHARS * CHUNK_CHARS]
         self.cfg.rests[prompt + half] = text[len(half) :]
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(half)}
         if not body.get("stream"):
             piece = {"message": {"role": "assistant", "content": half}} if chat else {"text": half}
-            choice = {"index": 0, "finish_reason": "abort", "stop_reason": None, **piece}
+            choice = {"index": 0, "finish_reason": reason, "stop_reason": None, **piece}
             return self._send(200, self._envelope(chat, [choice], usage=usage))
         self._start_sse()
         for i in range(0, len(half), CHUNK_CHARS):
@@ -359,7 +362,7 @@ class _Handler(BaseHTTPRequestHandler):
             content = {"delta": {"content": piece}} if chat else {"text": piece}
             self._sse(self._envelope(chat, [{"index": 0, "finish_reason": None, **content}]))
         last = {"delta": {}} if chat else {"text": ""}
-        final = {"index": 0, "finish_reason": "abort", "stop_reason": None, **last}
+        final = {"index": 0, "finish_reason": reason, "stop_reason": None, **last}
         self._sse(self._envelope(chat, [final]))
         if (body.get("stream_options") or {}).get("include_usage"):
             self._sse(self._envelope(chat, [], usage=usage))

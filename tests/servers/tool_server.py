@@ -85,9 +85,11 @@ class ToolServer:
     sent: dict[str, dict[str, Any]] = field(default_factory=dict)
     # vLLM: the reasoning its template saw on each assistant message sent back
     reasoning_seen: list[str | None] = field(default_factory=list)
-    # tools turns still to be cut short with finish_reason "abort" (vLLM's and SGLang's
-    # word for a generation their engine aborted): half the thinking, no call yet
+    # tools turns still to be cut short with finish_reason `cut_reason`: "abort" (vLLM's
+    # and SGLang's word for a generation their engine aborted) or "content_filter" (a
+    # filter ended it): half the thinking, no call yet
     aborts: int = 0
+    cut_reason: str = "abort"
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -232,7 +234,7 @@ class _Handler(JSONHandler):
                     for k in ("reasoning_content", "reasoning_details")
                     if k in message
                 } | ({"extra_content": call["extra_content"]} if "extra_content" in call else {})
-        finish = "abort" if aborted else "tool_calls" if turn.calls else "stop"
+        finish = served.cut_reason if aborted else "tool_calls" if turn.calls else "stop"
         usage: dict[str, Any] = {"prompt_tokens": len(json.dumps(body)) // 4}
         usage["completion_tokens"] = 10
         if served.flavour.strict:  # it thinks, but only says how much
@@ -321,10 +323,12 @@ def tool_server(
     interleave: bool = False,
     whole: bool = False,
     aborts: int = 0,
+    cut_reason: str = "abort",
 ) -> Iterator[ToolServer]:
     """Run the server on a free port; `whole`: answer every request with one JSON body,
-    as servers that ignore `stream` do; `aborts`: cut the first tools turns short."""
-    served = ToolServer(flavour=flavour, aborts=aborts)
+    as servers that ignore `stream` do; `aborts`: cut the first tools turns short, ended
+    by finish_reason `cut_reason`."""
+    served = ToolServer(flavour=flavour, aborts=aborts, cut_reason=cut_reason)
     attrs = {"served": served, "model": staticmethod(model), "interleave": interleave}
     attrs["whole"] = whole
     with serving(type("Handler", (_Handler,), attrs)) as root:

@@ -50,6 +50,7 @@ from search_o1.llm.openai.stream import (
     StopWatch,
     StreamCut,
     is_streamed,
+    malformed,
     read_stream,
     read_whole,
 )
@@ -415,7 +416,11 @@ def _unless_cut(url: str, reply: wire.Reply) -> wire.Reply:
     "abort", ...): then it is a cut stream, whose text a raw prompt continues from and
     a chat request asks for again. A stop string the client saw first ends it anyway."""
     reason = reply.finish_reason
-    if reply.client_stop is not None or reason not in wire.CUT_BY_SERVER:
+    if reply.client_stop is not None:
+        return reply
+    if reason == wire.FILTERED:
+        raise malformed(url, wire.Filtered())
+    if reason not in wire.CUT_BY_SERVER:
         return reply
     why = f"the server ended the generation early (finish_reason {reason!r})"
     done = reply.completion_tokens

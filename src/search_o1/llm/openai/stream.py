@@ -226,7 +226,9 @@ async def drain(chunks: AsyncIterator[bytes]) -> None:
 
 def malformed(url: str, error: Exception) -> BackendError:
     """Invalid JSON where a completion was expected, or a turn the server cut short: a
-    server fault, retried like a 5xx."""
+    server fault, retried like a 5xx. A filtered reply is no fault: it is not retried."""
+    if isinstance(error, wire.Filtered):
+        return BackendError(BACKEND, f"{url}: {error}")
     what = "" if isinstance(error, wire.CutByServer) else "malformed response from the server: "
     return BackendError(BACKEND, f"{url}: {what}{error}", retryable=True)
 

@@ -130,6 +130,8 @@ def _call(raw: Any, position: int) -> ToolCall:
 def _finish(reason: Any, calls: Sequence[ToolCall]) -> Literal["stop", "length", "tool_calls"]:
     if reason in wire.CUT_BY_SERVER:
         raise wire.CutByServer(f"the server ended the turn early (finish_reason {reason!r})")
+    if reason == wire.FILTERED:
+        raise wire.Filtered
     if reason == "length":
         return "length"  # a call cut by max_tokens has broken arguments: not a call
     return "tool_calls" if calls else "stop"

@@ -47,6 +47,19 @@ ApiMode = Literal["completions", "chat"]
 # through by `serving_chat.py`), DeepSeek's "insufficient_system_resource". The text so
 # far is no finished generation.
 CUT_BY_SERVER = frozenset({"abort", "error", "insufficient_system_resource"})
+FILTERED = "content_filter"
+
+
+class Filtered(ValueError):
+    """The server's content filter ended the reply (finish_reason "content_filter":
+    OpenAI, DeepSeek, SGLang): no finished generation, and asked again it would only be
+    filtered again, so the call fails with this, never retried."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the server's content filter stopped the reply (finish_reason {FILTERED!r}); "
+            "its text is not kept"
+        )
 
 
 class CutByServer(ValueError):
