@@ -43,10 +43,18 @@ async def run(
     mode: str,
     template: str | None,
     stream: bool = True,
+    model: str | None = None,
     **changes: Any,
 ) -> tuple[Trace, ReasoningServer]:
     with reasoning_server(flavour, two_hop_thinker, template=family, **changes) as server:
-        llm = OpenAILLM(server.url, api_mode=mode, chat_template=template, retries=0, stream=stream)
+        llm = OpenAILLM(
+            server.url,
+            api_mode=mode,
+            chat_template=template,
+            retries=0,
+            stream=stream,
+            model=model,
+        )
         trace = await Engine(llm, MemorySearch(HITS)).run(QUESTION, task="multihop")
         await llm.aclose()
     return trace, server
@@ -92,6 +100,25 @@ async def test_sglang_chat_appends_the_chain_inside_the_thinking(family: str) ->
     continued = [b for b in server.chat_requests if b["messages"][-1]["role"] == "assistant"]
     opened = [b["messages"][-1]["content"].startswith("<think>") for b in continued]
     assert opened == [family == "qwen3"] * 2  # Qwen3's prompt does not open <think>
+
+
+async def test_sglang_with_no_template_goes_by_a_qwen3_models_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """SGLang renders with a template it cannot show us: with no --chat-template, a
+    Qwen3 model's name says its generation prompt opens no <think> (the chain went on
+    outside its thinking, and nothing said so); a warning says what was assumed."""
+    with caplog.at_level("WARNING", logger="search_o1.llm.openai.client"):
+        trace, server = await run(
+            SGLANG, "qwen3", mode="chat", template=None, model="Qwen/Qwen3-8B"
+        )
+    assert_answered(trace, server)
+    continued = [b for b in server.chat_requests if b["messages"][-1]["role"] == "assistant"]
+    assert [b["messages"][-1]["content"].startswith("<think>") for b in continued] == [True] * 2
+    warned = [
+        r.getMessage() for r in caplog.records if "looks like a Qwen3 model" in r.getMessage()
+    ]
+    assert len(warned) == 1 and "--chat-template" in warned[0]
 
 
 async def test_deepseek_prefix_with_r1s_template() -> None:

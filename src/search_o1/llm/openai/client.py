@@ -229,13 +229,13 @@ class OpenAILLM:
         \\n\\n` before a continued message (its /tokenize shows it), and SGLang appends
         the chain after a generation prompt with no `<think>`. vLLM then continues raw;
         SGLang gets the chain with its own `<think>` (from the configured template's
-        generation prompt; without one, the QwQ/R1 rule holds).
+        generation prompt; without one, from the model's name, see `qwen3_hybrid`).
         """
         prompt = request.prompt
         if self._route.mode != "chat" or not prompt.continuation:
             return True
         if self._opens_think is None:
-            self._opens_think = await self._template_opens_think(prompt.messages)
+            self._opens_think = await self._template_opens_think(info, prompt.messages)
             if info.kind == "vllm" and await self._vllm_closes_thinking(prompt.messages):
                 self._route.continue_raw(
                     f"{self.base_url}: the model's chat template (Qwen3-style) closes the "
@@ -244,10 +244,23 @@ class OpenAILLM:
                 )
         return self._opens_think
 
-    async def _template_opens_think(self, messages: tuple[Message, ...]) -> bool:
-        if self._template_spec in (None, SERVER):
-            return True  # unknown here: the QwQ/R1 rule (their prompt opens <think>)
-        return (await self.render(messages)).rstrip().endswith(THINK_OPEN)
+    async def _template_opens_think(
+        self, info: wire.ServerInfo, messages: tuple[Message, ...]
+    ) -> bool:
+        if self._template_spec not in (None, SERVER):
+            return (await self.render(messages)).rstrip().endswith(THINK_OPEN)
+        # SGLang cannot show how it renders a continued chain (its /tokenize takes text
+        # only), so its template is unknown here: the model's name is all there is.
+        if info.kind == "sglang" and qwen3_hybrid(self.model or ""):
+            log.warning(
+                "%s: SGLang does not show its chat template; %s looks like a Qwen3 model "
+                "whose generation prompt opens no <think>, so a continued chain brings its "
+                "own (set --chat-template if it is another)",
+                self.base_url,
+                self.model,
+            )
+            return False
+        return True  # the QwQ/R1 rule (their prompt opens <think>)
 
     async def _vllm_closes_thinking(self, messages: tuple[Message, ...]) -> bool:
         question = "search-o1 checks how a continued chain is rendered"
@@ -409,6 +422,18 @@ class _Reading:
             ctype = response.headers.get("content-type", "")
             return bool(body.get("stream")) and "ndjson" in ctype
         return is_streamed(body, response)
+
+
+def qwen3_hybrid(model: str) -> bool:
+    """Whether `model` names a Qwen3 model whose chat template opens no `<think>` in its
+    generation prompt (the hybrid ones: the model writes it). The -Thinking releases'
+    templates open it; -Instruct ones do not think.
+
+    >>> [qwen3_hybrid(m) for m in ("Qwen/Qwen3-8B", "Qwen3-30B-A3B-Thinking-2507", "QwQ-32B")]
+    [True, False, False]
+    """
+    name = model.rsplit("/", 1)[-1].lower()
+    return "qwen3" in name and "thinking" not in name and "instruct" not in name
 
 
 def _unless_cut(url: str, reply: wire.Reply) -> wire.Reply:
