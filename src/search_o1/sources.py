@@ -7,7 +7,8 @@ fact with the number of the document it comes from, e.g. `[2]`; those marks map 
 to the record's documents. A fact without a mark keeps every document of its search,
 and so does a search whose reader was not asked to mark (the paper profile sends the
 paper's prompt unchanged) or that had no reader at all (`--no-reader`, and rag-agent,
-whose raw results are the hits as listed).
+whose raw results are the hits as listed). A reader that says it found nothing (the
+prompt's "No helpful information found.") leaves its search without sources.
 
 The answer's sources are the documents behind the searches whose results went into
 the chain, numbered in order of first use, each with the sentence of the document that
@@ -20,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from search_o1.prompts import NOTHING_FOUND
 from search_o1.types import Document, SearchRecord, Source, Trace
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "cited_numbers",
     "record_provenance",
     "renumbered_facts",
+    "says_nothing_found",
     "search_sources",
     "split_facts",
     "supporting_sentence",
@@ -97,6 +100,18 @@ class Provenance:
     facts: tuple[str, ...] = ()
 
 
+def says_nothing_found(text: str) -> bool:
+    """Whether a reader's output (or one of its facts) is the prompt's "nothing found".
+
+    >>> says_nothing_found("**Final Information**\\n\\nNo helpful information found [1].")
+    True
+    >>> says_nothing_found("No helpful information found about Lucca; Puccini was born there.")
+    False
+    """
+    said = _unmarked(_strip_heading(text)).rstrip(". ").lower()
+    return said == NOTHING_FOUND.rstrip(".").lower()
+
+
 def _marks_requested(record: SearchRecord) -> bool:
     return record.reader is not None and CITE_INSTRUCTION in record.reader.prompt
 
@@ -114,7 +129,11 @@ def record_provenance(record: SearchRecord) -> list[Provenance]:
         return [Provenance(d, i) for i, d in enumerate(docs, 1)]
     if not reader.found:
         return []
-    facts = split_facts(_strip_heading(reader.refined))
+    written = split_facts(_strip_heading(reader.refined))
+    # The reader's "nothing found" is no fact: it points at no document.
+    facts = [fact for fact in written if not says_nothing_found(fact)]
+    if written and not facts:
+        return []
     by_number: dict[int, list[str]] = {}
     for fact in facts:
         marked = cited_numbers(fact, len(docs)) if _marks_requested(record) else []
@@ -173,7 +192,10 @@ def _quote(prov: Provenance) -> str:
 
 
 def _key(doc: Document) -> str:
-    return doc.hit.url or f"{doc.hit.source}:{doc.hit.id}"
+    # A passage is named by its id and title, not by the backend that found it: bm25 and
+    # dense over one corpus (`--search bm25,dense`) find the same passage (as fusion's
+    # identity has it); the title keeps two corpora that reuse ids apart.
+    return doc.hit.url or f"passage:{doc.hit.id}\n{doc.hit.title}"
 
 
 def _numbered(found: Iterable[tuple[Provenance, str]]) -> list[Source]:

@@ -133,3 +133,38 @@ def test_a_searchs_facts_name_their_sources_numbers() -> None:
     )
     unasked = record("Lucca is in Tuscany [3].", cite=False)
     assert renumbered_facts(unasked, search_sources(unasked)) == "Lucca is in Tuscany [3]."
+
+
+def test_a_reader_that_found_nothing_gives_its_search_no_sources() -> None:
+    # Our reader prompt and the paper's ask for this very reply when nothing helps; the
+    # heading is there, so the reader counts it found (its text is what says otherwise).
+    nothing = record("No helpful information found.", query="Lucca opera")
+    marked = record("No helpful information found [2].", query="again")
+    useful = record("Puccini was born in Lucca in 1858 [2].", query="Puccini birthplace")
+    assert record_provenance(nothing) == [] and record_provenance(marked) == []
+    assert [(s.n, s.id) for s in answer_sources([nothing, marked, useful])] == [(1, "d2")]
+    # A fact that merely begins like it is a fact.
+    partly = record("No helpful information found on Tosca; Lucca is in Tuscany [3].")
+    assert [p.number for p in record_provenance(partly)] == [3]
+
+
+def test_one_passage_found_by_two_backends_is_one_source() -> None:
+    # `--search bm25,dense`: fusion keeps the hit of whichever backend listed it first,
+    # so one passage comes back under either backend's name from search to search.
+    def found_by(backend: str, query: str) -> SearchRecord:
+        hit = Hit("p7", "Puccini", "He was born in Lucca.", source=backend)
+        reader = ReaderResult(
+            prompt=CITE_INSTRUCTION, raw="", refined="Puccini was born in Lucca [1].", found=True
+        )
+        return SearchRecord(query, "searched", (hit,), (Document(hit, hit.text),), reader)
+
+    found = answer_sources([found_by("bm25", "Puccini"), found_by("dense", "Puccini birth")])
+    assert [(s.n, s.id, s.query) for s in found] == [(1, "p7", "Puccini")]
+    # Two corpora that reuse an id for different passages still give two sources.
+    other = SearchRecord(
+        "Tosca", "searched", (Hit("p7", "Tosca"),), (Document(Hit("p7", "Tosca"), "Opera."),)
+    )
+    assert [s.title for s in answer_sources([found_by("bm25", "Puccini"), other])] == [
+        "Puccini",
+        "Tosca",
+    ]
