@@ -209,3 +209,48 @@ def test_mcp_follows_the_browser_guard_like_v1(served: str) -> None:
     assert other_site.status_code == 403
     form = httpx2.post(served, content=b"x=1", headers={"Content-Type": "text/plain"})
     assert form.status_code == 415
+
+
+def test_a_refused_ask_is_a_tool_error_that_says_why(served: str) -> None:
+    # The engine refuses a blank question; the refusal must reach the client as a tool
+    # error naming it, not as the SDK's reasonless "unexpected" error.
+    async def call() -> Any:
+        async with Client(served) as client:
+            return await client.call_tool("ask", {"question": "   "})
+
+    result = asyncio.run(call())
+    assert result.is_error
+    assert result.content[0].text == "Error executing tool ask: the question is empty"
+
+
+def test_a_search_whose_reader_found_nothing_has_no_sources(served: str) -> None:
+    async def call() -> Any:
+        async with Client(served) as client:
+            return await client.call_tool("search", {"query": "Kelp forests"})
+
+    result = SearchResult.model_validate(asyncio.run(call()).structured_content)
+    assert result.facts == "No helpful information found."
+    assert not result.found and result.sources == []
+
+
+def test_a_busy_server_refuses_an_ask_saying_so() -> None:
+    llm = HeldLLM()
+    app = create_app(two_hop_engine(llm), max_concurrency=1, max_queue=0)
+
+    async def second_while_first_runs(url: str) -> Any:
+        async with Client(url) as client:
+            async with anyio.create_task_group() as tg:
+
+                async def first() -> None:
+                    await client.call_tool("ask", {"question": QUESTION})
+
+                tg.start_soon(first)
+                await anyio.to_thread.run_sync(llm.first_started.wait)
+                refused = await client.call_tool("ask", {"question": QUESTION})
+                tg.cancel_scope.cancel()
+            return refused
+
+    with serve_in_thread(app) as url:
+        refused = asyncio.run(second_while_first_runs(url + "/mcp"))
+    assert refused.is_error
+    assert refused.content[0].text.startswith("Error executing tool ask: the server is busy")

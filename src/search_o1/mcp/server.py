@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
@@ -25,9 +25,14 @@ from search_o1.config import Settings
 from search_o1.engine import Engine, method_names
 from search_o1.errors import SearchO1Error
 from search_o1.mcp.models import AskResult, HitOut, RetrieveResult, SearchResult, SourceOut
-from search_o1.sources import answer_sources, renumbered_facts, search_sources
+from search_o1.sources import (
+    answer_sources,
+    renumbered_facts,
+    says_nothing_found,
+    search_sources,
+)
 from search_o1.tasks import TASKS, TaskKind
-from search_o1.types import Event, SearchFinished, SearchRecord, SearchStarted
+from search_o1.types import Event, SearchFinished, SearchRecord, SearchStarted, Trace
 
 __all__ = ["Admit", "ask_engine", "build_server", "run_stdio"]
 
@@ -97,11 +102,12 @@ class _Tools:
         if self._admit is None:
             yield
             return
-        try:
-            held = self._admit()
-        except SearchO1Error as e:
-            raise ToolError(str(e)) from None
-        async with held:
+        async with AsyncExitStack() as stack:
+            # The refusal of a busy server comes from entering the slot, not from asking.
+            try:
+                await stack.enter_async_context(self._admit())
+            except SearchO1Error as e:
+                raise ToolError(str(e)) from None
             yield
 
     async def ask(
@@ -144,15 +150,20 @@ class _Tools:
             if _searches_of(event):
                 send.send_nowait(event)
 
+        outcome: Trace | SearchO1Error
         async with self.slot(), anyio.create_task_group() as tg:
             tg.start_soon(forward)
             try:
-                trace = await engine.run(question, task=task, method=method, on_event=on_event)
+                outcome = await engine.run(question, task=task, method=method, on_event=on_event)
             except SearchO1Error as e:
-                raise ToolError(str(e)) from None
+                # Raised out of the task group it would come wrapped in an exception
+                # group, which the SDK reports as an unexpected error without the reason.
+                outcome = e
             finally:
                 send.close()
-        return AskResult.of(trace, answer_sources(trace))
+        if isinstance(outcome, SearchO1Error):
+            raise ToolError(str(outcome)) from None
+        return AskResult.of(outcome, answer_sources(outcome))
 
     async def search(self, query: str, context: str, top_k: int | None) -> SearchResult:
         engine = ask_engine(self.engine(), top_k=top_k)
@@ -173,7 +184,7 @@ class _Tools:
         return SearchResult(
             query=query,
             facts=renumbered_facts(record, found),
-            found=reader.found,
+            found=reader.found and not says_nothing_found(reader.refined),
             sources=[SourceOut.of(s) for s in found],
         )
 
