@@ -18,6 +18,7 @@ from typing import Any
 
 from search_o1.config import Settings, result_settings
 from search_o1.engine import Engine
+from search_o1.engine.options import EngineOptions
 from search_o1.errors import BackendError, ConfigError
 from search_o1.eval import runfiles
 from search_o1.eval.datasets import Dataset
@@ -25,6 +26,7 @@ from search_o1.eval.report import render_summary
 from search_o1.eval.rows import Item
 from search_o1.eval.sandbox import Limits, check_isolation, isolation_summary
 from search_o1.eval.scoring import aggregate, groups_of, score_item
+from search_o1.prompts.templates import PromptSet
 from search_o1.scheduler import Job, run_all
 from search_o1.sources import answer_sources
 from search_o1.types import FinishReason, Trace, to_jsonable
@@ -182,10 +184,19 @@ def _write_config(dataset: Dataset, engine: Engine, opts: RunOptions) -> None:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
         "settings": runfiles.scrub(settings) if settings else {},
-        "engine": dataclasses.asdict(engine.options),
+        "engine": _engine_config(engine.options),
         "environment": runfiles.environment(),
     }
     runfiles.write_json(opts.out / runfiles.CONFIG, config)
+
+
+def _engine_config(options: EngineOptions) -> dict[str, Any]:
+    """The engine's options as JSON; a prompt set as its folder and slot files (its
+    compiled templates are not data, and copying them failed every `--prompts` run)."""
+    prompts = options.prompts
+    config = dataclasses.asdict(dataclasses.replace(options, prompts=PromptSet()))
+    config["prompts"] = {"source": prompts.source, "templates": sorted(prompts.templates)}
+    return config
 
 
 def _sandbox_config(limits: Limits) -> dict[str, Any]:
