@@ -109,6 +109,9 @@ def engine_options(settings: Settings, *, model: str | None = None) -> EngineOpt
         repeated_query=settings.repeated_query,
         tools=settings.api_mode == "tools",
         paper_inserts=settings.profile == "paper",
+        # The paper's scripts search every non-blank query; a refused one has no reader
+        # call and another block in the chain, so the runs would not compare.
+        refuse_placeholders=settings.profile != "paper",
     )
 
 

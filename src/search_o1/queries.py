@@ -146,17 +146,19 @@ def refusal(
     shown: Iterable[str],
     earlier: Mapping[str, str],
     searches_left: int,
+    placeholders: bool = True,
 ) -> SearchRecord | None:
     """Whether a query is refused: the record of its refusal, or None to search it.
 
     In this order: empty; repeated (`earlier` maps a query to its inserted result);
-    placeholder; over the search limit. A placeholder does not use up a search.
+    placeholder (unless `placeholders` is false); over the search limit. A placeholder
+    does not use up a search.
     """
     if not query:
         return SearchRecord(query, "empty", inserted=result_block(_EMPTY_NOTE))
     if query in earlier:
         return SearchRecord(query, "repeated", inserted=earlier[query])
-    if is_placeholder(query, shown, context):
+    if placeholders and is_placeholder(query, shown, context):
         note = _PLACEHOLDER_NOTE.format(query=neutralise(query))
         return SearchRecord(query, "placeholder", inserted=result_block(note))
     if searches_left <= 0:

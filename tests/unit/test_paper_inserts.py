@@ -171,3 +171,19 @@ async def test_modified_reasoning_steps_keep_their_line_breaks_when_inserted() -
         f"{ANSWER}"
     )
     assert trace.output == expected
+
+
+async def test_a_filler_query_is_searched_under_the_paper_profile_only() -> None:
+    # The scripts search every non-blank query; ours refuses one made of filler words.
+    chain = [f"Check.{Q}and the{EQ}", ANSWER]
+    reader = ["Notes.\n**Final Information**\nPuccini."]
+    hits = {"and the": HITS["tosca composer"]}
+    outputs = {}
+    for profile in ("paper", "ours"):
+        model = ScriptedLLM(chain=chain, reader=reader)
+        options = dataclasses.replace(_options(profile), force_search=False)
+        outputs[profile] = (
+            await Engine(model, MemorySearch(hits), options=options).run(QUESTION)
+        ).output
+    assert outputs["paper"] == f"Check.{Q}and the{EQ}\n\n{R}Puccini.{ER}\n\n{ANSWER}"
+    assert "copied from the instructions" in outputs["ours"]

@@ -74,6 +74,7 @@ class QueryAnswerer:
             shown=state.shown_queries,
             earlier={} if paper else state.results,
             searches_left=limit - state.searches,
+            placeholders=self.options.refuse_placeholders,
         )
         prompts = self.options.prompts
         if record is None and query in state.results:  # the paper's repeat, after the limit

@@ -141,6 +141,9 @@ class EngineOptions:
     `paper_inserts`: the text put into the chain (notices, raw results, pages) is
     spaced and laid out as the paper's scripts do (`markers.paper_*`), and rag-agent's
     page requests follow its script's rules (engine/pages.py).
+    `refuse_placeholders`: a query copied from the instruction's examples, or made of
+    filler words only, is not searched (ours); off, every non-blank query is searched,
+    as the paper's scripts do (`queries.is_placeholder`).
     """
 
     limits: ChainLimits = field(default_factory=ChainLimits)
@@ -153,6 +156,7 @@ class EngineOptions:
     repeated_query: Literal["reuse", "notice"] = "reuse"
     tools: bool = False
     paper_inserts: bool = False
+    refuse_placeholders: bool = True
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
