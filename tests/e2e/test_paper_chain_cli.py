@@ -128,6 +128,7 @@ class Script:
     of the main call before (the run goes one question at a time)."""
 
     replays: dict[str, Replay]
+    opening: str = ASSISTANT  # where the model's text starts in a raw prompt
     last: tuple[str, int] = ("", 0)
     reader_prompts: dict[str, list[str]] = field(default_factory=dict)
     chains_seen: dict[str, list[str]] = field(default_factory=dict)
@@ -141,7 +142,10 @@ class Script:
                 self.reader_prompts.setdefault(key, []).append(prompt)
                 return self.replays[key].replies[len(self.reader_prompts[key]) - 1]
             key = next(k for k in self.replays if f"Replay chain {k}." in prompt)
-            chain = prompt.partition(ASSISTANT)[2]
+            _, found, chain = prompt.partition(self.opening)
+            assert found and ASSISTANT not in chain, (
+                "the chain starts after the template's own text"
+            )
             self.chains_seen.setdefault(key, []).append(chain)
             turn = chain.count(EQ)
             self.last = (key, turn)
@@ -152,7 +156,7 @@ def _steps(reader_prompt: str) -> str:
     return reader_prompt.partition(READER_HEAD)[2].rpartition(READER_QUERY)[0]
 
 
-def _run(tmp_path: Path, script: Script) -> None:
+def _run(tmp_path: Path, script: Script, template: str = "chatml") -> None:
     rows = [
         {"id": k, "question": f"Replay chain {k}.", "golden_answers": ["done"]}
         for k in script.replays
@@ -168,7 +172,7 @@ def _run(tmp_path: Path, script: Script) -> None:
             "eval",
             *("--dataset", str(data), "--task", "qa", "--out", "run"),
             *("--method", "search-o1", "--profile", "paper", "--prompts", str(prompts)),
-            *("--base-url", server.url, "--model", "fake-model", "--chat-template", "chatml"),
+            *("--base-url", server.url, "--model", "fake-model", "--chat-template", template),
             *("--search", "bm25", "--corpus", str(corpus), "--no-fetch"),
             *("--max-searches", "10", "--concurrency", "1", "--no-progress"),
             cwd=tmp_path,
@@ -176,11 +180,19 @@ def _run(tmp_path: Path, script: Script) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_reader_gets_the_papers_previous_steps_through_eval(tmp_path: Path) -> None:
-    records = _records("paper_steps.jsonl")
+# QwQ's template opens `<think>` in the prompt: the script's output (what the reader's
+# steps are made of) starts after it, with the model's own text. Every fifth record.
+TEMPLATES_OPENING = [("chatml", ASSISTANT, 1), ("qwq", ASSISTANT + "<think>\n", 5)]
+
+
+@pytest.mark.parametrize(("template", "opening", "every"), TEMPLATES_OPENING)
+def test_reader_gets_the_papers_previous_steps_through_eval(
+    tmp_path: Path, template: str, opening: str, every: int
+) -> None:
+    records = _records("paper_steps.jsonl")[::every]
     replays = {str(i): _replay(r["output"]) for i, r in enumerate(records)}
-    script = Script(replays)
-    _run(tmp_path, script)
+    script = Script(replays, opening)
+    _run(tmp_path, script, template)
     wrong_chain, wrong_steps, not_official = [], [], []
     for i, record in enumerate(records):
         key, replay = str(i), replays[str(i)]
