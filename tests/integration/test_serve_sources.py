@@ -62,3 +62,21 @@ def test_streamed_annotations_come_with_the_answer(client: openai.OpenAI) -> Non
     assert content == ANSWER
     assert [a["url_citation"]["url"] for a in annotations] == ["passage:b1", "passage:p1"]
     assert citations == ["passage:b1", "passage:p1"]
+
+
+def test_every_chunk_from_the_answer_on_carries_the_citations(client: openai.OpenAI) -> None:
+    # Clients of Perplexity-style streams keep the last chunk (with usage, or with the
+    # finish reason) and read `citations` off it.
+    stream = client.chat.completions.create(
+        model="search-o1",
+        messages=MESSAGES,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    answer = next(i for i, c in enumerate(chunks) if c.choices and c.choices[0].delta.content)
+    assert chunks[answer + 1].choices[0].finish_reason == "stop"
+    assert chunks[-1].usage is not None and not chunks[-1].choices
+    cited = [(c.model_extra or {}).get("citations") for c in chunks]
+    assert cited[:answer] == [None] * answer  # none before the answer is known
+    assert cited[answer:] == [["passage:b1", "passage:p1"]] * 3

@@ -5,8 +5,9 @@ folder, reach the network, signal the evaluator, or outlive its test. Resource l
 and a socket check inside the interpreter do not stop any of that (a program can open
 files, start a fresh interpreter, or call setsid), so the program runs under bubblewrap
 (`bwrap`): a new root that holds only the system's program folders read-only, its own
-folder read-write, an empty /tmp and /dev/shm, no network but loopback, its own PID
-namespace (every process dies with the first one), no capabilities and a new session.
+folder read-write, an empty /tmp and /dev/shm (all three small and in memory), no
+network but loopback, its own PID namespace (every process dies with the first one),
+no capabilities and a new session.
 Nothing of the user's home, the run directory or the datasets is in that root at all.
 
 Where bubblewrap is missing or cannot make namespaces here, `find()` says what is
@@ -74,11 +75,23 @@ def _bind_args(path: str) -> list[str]:
     return ["--ro-bind", path, path]
 
 
-def bwrap_args(bwrap: str, workdir: str, readonly: Sequence[str] = ()) -> list[str]:
+def bwrap_args(
+    bwrap: str,
+    workdir: str,
+    *,
+    readonly: Sequence[str] = (),
+    inputs: Sequence[str] = (),
+    outputs: Sequence[str] = (),
+    scratch_mb: int = 16,
+) -> list[str]:
     """The bwrap command line (up to the program) for a program working in `workdir`.
 
-    `workdir` is mounted read-write at its own path and is the only writable folder
-    besides the fresh /tmp and /dev/shm; `readonly` files (the harness) are visible read-only.
+    `workdir`, /tmp and /dev/shm are fresh tmpfs folders of `scratch_mb` each, the only
+    writable places: a tmpfs without a size takes half the machine's memory, uncounted by
+    the program's memory limit, and a folder on disk could fill the disk. `inputs` (files
+    in `workdir`) appear there read-only, `outputs` read-write; both are mount points, so
+    the program cannot swap them for a link or a pipe that the evaluator would then read.
+    `readonly` files (the harness) are visible read-only where they are.
     """
     args = [bwrap]
     for root in _readable_roots():
@@ -86,8 +99,15 @@ def bwrap_args(bwrap: str, workdir: str, readonly: Sequence[str] = ()) -> list[s
     for path in (*_ETC, *readonly):
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
-    args += ["--bind", workdir, workdir, "--chdir", workdir]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    size = str(scratch_mb * 1024 * 1024)
+    for folder in ("/tmp", "/dev/shm", workdir):
+        args += ["--size", size, "--tmpfs", folder]
+    for path in inputs:
+        args += ["--ro-bind", path, path]
+    for path in outputs:
+        args += ["--bind", path, path]
+    args += ["--chdir", workdir]
     args += ["--remount-ro", "/"]  # the new root itself (a tmpfs) takes no files either
     args += [
         "--unshare-all",  # user, PID, network, IPC, UTS and cgroup namespaces

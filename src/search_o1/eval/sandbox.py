@@ -14,7 +14,8 @@ Layers kept in both cases, against exhausting the machine:
 - sockets refused inside the interpreter (the harness), a check, not a wall.
 Without bubblewrap, `unshare` adds a network + PID namespace where it can.
 Output goes to files (not pipes) so RLIMIT_FSIZE bounds it and a chatty program cannot
-fill our memory.
+fill our memory; those files lie outside the program's folder, and the one file it shares
+with us (a method's result) is read bounded, as text, never through a link or a pipe.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -57,6 +59,7 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 UNSAFE_FLAG = "--unsafe-sandbox"
+RESULT = "result.json"  # where the harness writes a called method's return value
 
 
 class IsolationError(ConfigError):
@@ -223,38 +226,65 @@ def _env(workdir: str) -> dict[str, str]:
     }
 
 
-def _command(args: Sequence[str], workdir: str, limits: Limits) -> list[str]:
+@dataclass(frozen=True)
+class _Folder:
+    """Where one run of a program lives: `work` is the program's own folder (all it
+    sees of ours); `io` holds its stdin, stdout and stderr files, out of its reach."""
+
+    work: Path
+    io: Path
+
+    @classmethod
+    def make(cls, root: str) -> _Folder:
+        folder = cls(Path(root, "work"), Path(root, "io"))
+        folder.work.mkdir()
+        folder.io.mkdir()
+        return folder
+
+    def put(self, name: str, text: str) -> None:
+        (self.work / name).write_text(text, encoding="utf-8")
+
+
+def _command(args: Sequence[str], folder: _Folder, limits: Limits) -> list[str]:
     """The harness command line, inside bubblewrap where it holds (else refused, or the
     weaker unshare layers when the caller accepted the risk)."""
     found = check_isolation(limits)
     harness = str(HARNESS)  # read now: tests point it at a copy of their own
     if found.bwrap is not None:
-        wrap = isolation.bwrap_args(found.bwrap, workdir, readonly=[harness])
+        files = sorted(str(f) for f in folder.work.iterdir())
+        wrap = isolation.bwrap_args(
+            found.bwrap,
+            str(folder.work),
+            readonly=[harness],
+            inputs=[f for f in files if not f.endswith(RESULT)],
+            outputs=[f for f in files if f.endswith(RESULT)],
+            scratch_mb=limits.max_output_mb,
+        )
         return [*wrap, isolation.interpreter(), "-I", harness, *args]
     return [*_unshare_prefix(), sys.executable, "-I", harness, *args]
 
 
-def _execute(args: Sequence[str], stdin: str, workdir: str, limits: Limits) -> _Raw:
-    """Run the harness with `args` in `workdir`; kill everything at the timeout."""
-    work = Path(workdir)
-    (work / "stdin.txt").write_text(stdin, encoding="utf-8")
-    cmd = _command(args, workdir, limits)
+def _execute(args: Sequence[str], stdin: str, folder: _Folder, limits: Limits) -> _Raw:
+    """Run the harness with `args` in `folder.work`; kill everything at the timeout."""
+    io = folder.io
+    (io / "stdin.txt").write_text(stdin, encoding="utf-8")
+    cmd = _command(args, folder, limits)
     cgroup = _make_cgroup(limits.max_procs)
     nproc = _user_process_count() + limits.max_procs
     start = time.monotonic()
     try:
         with (
-            open(work / "stdin.txt", "rb") as fin,
-            open(work / "stdout.txt", "wb") as fout,
-            open(work / "stderr.txt", "wb") as ferr,
+            open(io / "stdin.txt", "rb") as fin,
+            open(io / "stdout.txt", "wb") as fout,
+            open(io / "stderr.txt", "wb") as ferr,
         ):
             proc = subprocess.Popen(
                 cmd,
                 stdin=fin,
                 stdout=fout,
                 stderr=ferr,
-                cwd=workdir,
-                env=_env(workdir),
+                cwd=folder.work,
+                env=_env(str(folder.work)),
                 start_new_session=True,  # its own process group, killed as one
                 preexec_fn=_preexec(limits, cgroup, nproc),
             )
@@ -269,20 +299,31 @@ def _execute(args: Sequence[str], stdin: str, workdir: str, limits: Limits) -> _
     finally:
         _remove_cgroup(cgroup)
     elapsed = time.monotonic() - start
-    read = functools.partial(_read_text, work)
-    return _Raw(proc.returncode, read("stdout.txt"), read("stderr.txt"), timed_out, elapsed)
+    out, err = (read_untrusted(io / name) or "" for name in ("stdout.txt", "stderr.txt"))
+    return _Raw(proc.returncode, out, err, timed_out, elapsed)
 
 
-def _read_text(work: Path, name: str, limit: int = 1 << 20) -> str:
-    with open(work / name, "rb") as f:
-        return f.read(limit).decode("utf-8", errors="replace")
+def read_untrusted(path: Path, limit: int = 1 << 20) -> str | None:
+    """At most `limit` bytes of a file a program may have tampered with, as text (bad
+    UTF-8 replaced), or None when it is missing, empty, or not a plain file: a link is
+    not followed (to a secret file, or /dev/zero) and a pipe is not waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = f.read(limit)
+    return data.decode("utf-8", errors="replace") if data else None
 
 
 def run_program(code: str, stdin: str = "", *, limits: Limits = DEFAULT_LIMITS) -> _Raw:
     """Run `code` as a script with `stdin`; what it printed, its exit code, whether it timed out."""
-    with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as workdir:
-        (Path(workdir) / "solution.py").write_text(code, encoding="utf-8")
-        return _execute(["stdin", "solution.py"], stdin, workdir, limits)
+    with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as root:
+        folder = _Folder.make(root)
+        folder.put("solution.py", code)
+        return _execute(["stdin", "solution.py"], stdin, folder, limits)
 
 
 def _lines(text: str) -> list[str]:
@@ -353,23 +394,17 @@ def run_test(
     code: str, test: TestCase, *, limits: Limits = DEFAULT_LIMITS, method: str | None = None
 ) -> TestResult:
     """Run one test case: stdin/stdout, or a `class Solution` method called with JSON args."""
-    with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as workdir:
-        work = Path(workdir)
-        (work / "solution.py").write_text(code, encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="search-o1-sandbox-") as root:
+        folder = _Folder.make(root)
+        folder.put("solution.py", code)
         if test.kind == "stdin":
-            raw = _execute(["stdin", "solution.py"], test.input, workdir, limits)
+            raw = _execute(["stdin", "solution.py"], test.input, folder, limits)
             return _judge(raw, test.output, None)
-        (work / "args.txt").write_text(test.input, encoding="utf-8")
-        args = [
-            "functional",
-            "solution.py",
-            "args.txt",
-            "result.json",
-            *([method] if method else []),
-        ]
-        raw = _execute(args, "", workdir, limits)
-        result_file = work / "result.json"
-        result = result_file.read_text(encoding="utf-8") if result_file.exists() else None
+        folder.put("args.txt", test.input)
+        folder.put(RESULT, "")  # made here: the harness writes into this very file
+        args = ["functional", "solution.py", "args.txt", RESULT, *([method] if method else [])]
+        raw = _execute(args, "", folder, limits)
+        result = read_untrusted(folder.work / RESULT)
         if result is None and raw.returncode == 0 and not raw.timed_out:
             return TestResult("error", "the call returned no result", raw.time_s)
         return _judge(raw, test.output, result)

@@ -143,12 +143,14 @@ class EventStreamResponse(Response):
         m = self.maker
         content = wire.answer_text(trace)
         sources = answer_sources(trace)
+        cited = wire.citations(sources)
         delta = {"content": content, "annotations": wire.url_annotations(content, sources)}
-        last = m.chunk(delta)
-        last["citations"] = wire.citations(sources)
-        yield wire.sse(last)
+        # `citations` rides on every chunk from the answer on, as Perplexity's stream
+        # has it: clients read it off whichever chunk they keep, often the last.
+        yield wire.sse({**m.chunk(delta), "citations": cited})
         done = wire.done_event(trace, queued_s=self.run.ticket.queued_s)
-        yield wire.sse(m.chunk(finish=wire.finish_reason(trace), extension=done))
+        finish = m.chunk(finish=wire.finish_reason(trace), extension=done)
+        yield wire.sse({**finish, "citations": cited})
         if self.include_usage:
-            yield wire.sse(m.usage_chunk(trace))
+            yield wire.sse({**m.usage_chunk(trace), "citations": cited})
         yield wire.DONE
