@@ -210,3 +210,125 @@ def test_right_programs_still_pass_and_say_how_they_were_isolated() -> None:
         "print(open('mine.txt').read() + 'ok'[1:] if os.path.exists('mine.txt') else '')\n"
     )
     assert run_test(scratch, TestCase("", "xk\n"), limits=LIMITS).passed
+
+
+SECRET = "sk-search-o1-test-secret-4f1c"
+
+
+@pytest.fixture
+def secret_file(tmp_path: Path) -> Path:
+    secret = tmp_path / "key.txt"
+    secret.write_text(f"OPENAI_API_KEY={SECRET}\n")
+    return secret
+
+
+# A method the functional test calls (a program that ends first never gets called).
+SOLUTION = "class Solution:\n    def same(self, a):\n        return a\n"
+FUNCTIONAL = TestCase("1\n", "1", kind="functional")
+
+
+def test_links_in_its_folder_do_not_leak_files_into_the_results(secret_file: Path) -> None:
+    # The evaluator reads back stdout, stderr and a method's result from files next to the
+    # program; swapped for links to a secret, they would carry it into results.jsonl.
+    swaps = {
+        "stdout.txt": "os._exit(0)",
+        "stderr.txt": "os._exit(1)",
+        "result.json": "os._exit(0)",
+    }
+    for name, end in swaps.items():
+        code = (
+            "import os\n"
+            f"for name in ({name!r}, 'stdout.txt', 'stderr.txt', 'result.json'):\n"
+            "    try:\n        os.unlink(name)\n    except OSError:\n        pass\n"
+            "    try:\n"
+            f"        os.symlink({str(secret_file)!r}, name)\n"
+            "    except OSError:\n        pass\n"
+            f"{end}\n{SOLUTION}"
+        )
+        for test in (TestCase("", "x\n"), FUNCTIONAL):
+            result = run_test(code, test, limits=LIMITS)
+            assert not result.passed, name
+            assert SECRET not in result.detail, (name, test.kind)
+
+
+EVALUATE_SCRIPT = """
+import sys
+from search_o1.eval.sandbox import Limits, TestCase, run_test
+kind = sys.argv[2]
+test = TestCase('1\\n', '1', kind=kind)
+result = run_test(sys.argv[1], test, limits=Limits(timeout_s=5, memory_mb=256, max_procs=8))
+print('judged', result.status, len(result.detail))
+"""
+
+
+def evaluate_elsewhere(code: str, kind: str) -> subprocess.CompletedProcess[str]:
+    """Judge `code` in a separate evaluator process with 512 MB of memory, so that a hang
+    or a runaway read shows as that process failing, not this one."""
+    return subprocess.run(
+        ["prlimit", f"--as={1 << 30}", sys.executable, "-c", EVALUATE_SCRIPT, code, kind],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "trap",
+    [
+        "os.unlink('stdout.txt'); os.mkfifo('stdout.txt')",  # a pipe nobody writes to
+        "os.unlink('result.json'); os.mkfifo('result.json')",
+        "os.unlink('result.json'); os.symlink('/dev/zero', 'result.json')",  # endless
+        "open('result.json', 'wb').write(b'\\xff\\xfe not UTF-8')",
+    ],
+)
+def test_pipes_endless_files_and_bad_bytes_in_its_folder_are_judged(trap: str) -> None:
+    steps = "".join(f"try:\n    {step}\nexcept OSError:\n    pass\n" for step in trap.split("; "))
+    code = f"import os\n{steps}os._exit(0)\n{SOLUTION}"
+    for kind in ("stdin", "functional"):
+        done = evaluate_elsewhere(code, kind)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.startswith("judged "), done.stdout
+
+
+def test_scratch_space_is_small_everywhere() -> None:
+    # /tmp and /dev/shm are memory that no memory limit counts; its folder is disk.
+    limits = Limits(timeout_s=10, memory_mb=256, max_procs=8, max_output_mb=4)
+    code = (
+        "took = []\n"
+        "for where in ('', '/tmp/', '/dev/shm/'):\n"
+        "    try:\n"
+        "        for i in range(12):\n"
+        "            open(f'{where}f{i}', 'wb').write(b'x' * (1 << 20))\n"
+        "        took.append(where or 'cwd')\n"
+        "    except OSError as e:\n"
+        "        assert e.errno == 28, e\n"
+        "print(' '.join(took) or 'ok')\n"
+    )
+    result = run_test(code, TestCase("", "ok\n"), limits=limits)
+    assert result.passed, result.detail
+
+
+def test_the_harness_cannot_be_changed() -> None:
+    from search_o1.eval.sandbox import HARNESS
+
+    before = HARNESS.read_bytes()
+    code = f"open({str(HARNESS)!r}, 'a').write('\\nprint(1)\\n')\nprint('ok')\n"
+    passed, detail = attack(code)
+    assert not passed and "Read-only file system" in detail
+    assert HARNESS.read_bytes() == before
+
+
+def test_the_evaluator_environment_does_not_reach_the_program(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("SEARCH_O1_SERPER_API_KEY", SECRET)
+    code = (
+        "import os\n"
+        "seen = str(dict(os.environ))\n"
+        "for p in ('/proc/self/environ', '/proc/1/environ'):\n"
+        "    try:\n        seen += open(p).read()\n    except OSError:\n        pass\n"
+        f"print('ok' if {SECRET!r} not in seen else 'leaked')\n"
+    )
+    passed, detail = attack(code)
+    assert passed, detail
