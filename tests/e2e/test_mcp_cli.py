@@ -207,6 +207,23 @@ def test_search_mcp_resource_links_and_plain_text(
     assert plain["searches"][0]["hits"][0]["title"] == "Glimmer Bridge"
 
 
+def test_search_mcp_listing_in_one_text_block(
+    model: FakeOpenAIServer, corpus: Path, tmp_path: Path
+) -> None:
+    server = f"{sys.executable} {SEARCH_SERVER} {corpus}"
+    listed = ask_cli(model, tmp_path, "--mcp-server", server, "--mcp-tool", "listing")
+    # One hit per listed result, each with its URL, not one hit holding the whole list.
+    assert hit_ids(listed) == [
+        ["https://corpus.test/b1"],
+        ["https://corpus.test/b1", "https://corpus.test/p1"],
+    ]
+    assert listed["answer"] == ANSWER
+    assert [s["url"] for s in listed["sources"]] == [
+        "https://corpus.test/b1",
+        "https://corpus.test/p1",
+    ]
+
+
 def test_search_mcp_over_http(model: FakeOpenAIServer, corpus: Path, tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     with serve_in_thread(mcp_search_server.http_app(corpus, log)) as url:

@@ -4,8 +4,9 @@
 
 serves over stdio; `http_app(corpus)` gives the same server as a streamable HTTP app.
 It searches a JSONL corpus (id, title, text) by shared words and offers the results in
-three shapes, one tool each: `search` (structured JSON: id, title, url, text, score),
-`links` (resource links) and `plain` (one text block per result). `--log` appends one
+four shapes, one tool each: `search` (structured JSON: id, title, url, text, score),
+`links` (resource links), `plain` (one text block per result) and `listing` (one text
+block listing every result, as Brave's reference server writes them). `--log` appends one
 line per tool call, so a test can tell that a replayed run never reached the server.
 
 Standalone on purpose: it imports only the SDK and the standard library, as a third
@@ -86,6 +87,14 @@ def build(corpus: Path, log: Path | None = None) -> MCPServer[Any]:
     def plain(text: str) -> list[TextContent]:
         """Search the corpus; each result one text block."""
         return [TextContent(type="text", text=f"{r.title}\n{r.text}") for r in ranked(text, 5)]
+
+    @server.tool()
+    def listing(query: str) -> str:
+        """Search the corpus; the results listed in one text block, as Brave's reference
+        server writes them (Title, Description and URL lines, a blank line between)."""
+        return "\n\n".join(
+            f"Title: {r.title}\nDescription: {r.text}\nURL: {r.url}" for r in ranked(query, 5)
+        )
 
     return server
 

@@ -10,7 +10,9 @@ first string argument) and whether it takes a result count (`k`, `top_k`, `max_r
 Its results become hits, whichever shape they come in: structured content or JSON text
 (a list of results, or an object holding one under `results`, `hits`, `items`, ...;
 each with a title, URL, text or snippet under their common names), resource links
-(URI, name, description), embedded text resources, or plain text (one hit per block).
+(URI, name, description), embedded text resources, a text block that lists results
+("Title:/URL:/Description:" records, numbered items, markdown links: one hit each, see
+`text_listing`), or plain text (one hit per block).
 Like the web backends it has a `cache_identity()`, so the shared cache records its
 answers and `--cache replay` replays them without starting the server.
 """
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from search_o1.errors import BackendError, ConfigError, MissingExtraError
 from search_o1.search.base import scrub_hits
+from search_o1.search.text_listing import hits_from_listing
 from search_o1.types import Hit
 
 if TYPE_CHECKING:
@@ -205,6 +208,8 @@ def hits_from_result(result: CallToolResult, k: int) -> list[Hit]:
             items = _items(_decoded(block.text))
             if items:
                 hits.extend(h for m, i in enumerate(items) if (h := _hit_from_item(i, n + m)))
+            elif listed := hits_from_listing(block.text, NAME):
+                hits.extend(listed)
             elif block.text.strip():
                 hits.append(_text_hit(block.text))
         elif isinstance(block, ResourceLink):
