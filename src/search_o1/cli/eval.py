@@ -94,19 +94,23 @@ def command(
     **flags: Any,
 ) -> None:
     """Evaluate METHOD on a benchmark; rerun the same command to resume."""
+    given = settings_from_flags(config_file, flags)
+    # A task or seed from search-o1.toml or SEARCH_O1_* counts for a data file as a flag
+    # does (the task's default, "qa", does not: a file of unknown kind must say which).
     data = load_dataset(
         dataset,
         data_dir=run.data_dir,
         split=split,
         task=flags.get("task"),
+        file_task=given.task if "task" in given.model_fields_set else None,
         limit=run.limit,
-        seed=flags.get("seed") or 0,
+        seed=given.seed or 0,
         fields=parse_fields(fields),
     )
     _warn_skipped(data)
     if not data.items:
         raise ConfigError(_no_rows(data))
-    settings = settings_for(data, settings_from_flags(config_file, flags), method)
+    settings = settings_for(data, given, method)
     if settings.api_mode == "tools" and not has_tools_mode(get_method(method)):
         # The engine refuses it too, but only at the first item, after the run folder exists.
         raise ConfigError(f"the {method} method has no tools mode (--api-mode tools)")

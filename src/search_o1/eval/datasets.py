@@ -302,9 +302,15 @@ def load_dataset(
     limit: int | None = None,
     seed: int = 0,
     fields: Mapping[str, str] | None = None,
+    file_task: str | None = None,
 ) -> Dataset:
-    """A known benchmark by name (files under `data_dir`), or any file with `task`."""
+    """A known benchmark by name (files under `data_dir`), or any file with `task`.
+
+    `file_task` is a file's task when `task` is None (a setting from search-o1.toml or
+    the environment): it never overrides a known benchmark's own, as `task` (a flag) does.
+    """
     key = ALIASES.get(name_or_path.lower(), name_or_path.lower())
+    task = task if task is not None or key in KNOWN else file_task
     if task is not None and task not in TASKS:
         raise ConfigError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}")
     if key in KNOWN:
