@@ -42,3 +42,76 @@ def test_a_task_in_the_environment_counts_too(
     with serve({"Two plus two?": r"\boxed{4}"}) as srv:
         m, _ = evaluate(srv.url, tmp_path, "sums.jsonl", "run")
     assert m["task"] == "math" and m["overall"]["math_equal"] == 1.0
+
+
+# Nothing listens on the discard port: a connection there is refused at once.
+DEAD = "http://127.0.0.1:9/v1"
+
+
+def test_a_dead_reader_server_stops_eval_before_any_item(tmp_path: Path) -> None:
+    """A reader that cannot be reached fails no item (each search is recorded as failed),
+    so eval used to finish with every search failed and scores that looked real."""
+    write_jsonl(
+        tmp_path / "qa.jsonl", [{"id": "q1", "question": "Capital of Peru?", "answer": "Lima"}]
+    )
+    write_jsonl(
+        tmp_path / "docs.jsonl",
+        [{"id": "d1", "title": "Peru", "text": "Lima is the capital of Peru."}],
+    )
+    flags = ["--task", "qa", "--corpus", "docs.jsonl", "--no-progress", "--retries", "0"]
+    with serve({"Capital of Peru?": r"\boxed{Lima}"}) as srv:
+        model = ["--base-url", srv.url, "--model", "fake-model", "--chat-template", "chatml"]
+        reader = ["--reader-base-url", DEAD]
+        done = cli(
+            "eval", "--dataset", "qa.jsonl", "--out", "run", *model, *reader, *flags, cwd=tmp_path
+        )
+        # rag pastes the documents: it has no reader to ask, so the same flags run.
+        rag = cli(
+            "eval",
+            "--dataset",
+            "qa.jsonl",
+            "--out",
+            "rag",
+            "--method",
+            "rag",
+            *model,
+            *reader,
+            *flags,
+            cwd=tmp_path,
+        )
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.strip().splitlines()[-1].startswith("error: reader: ")
+    assert "127.0.0.1:9" in done.stderr
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+    assert rag.returncode == 0, rag.stderr
+
+
+def test_reproduce_stops_at_a_dead_server_before_any_item(tmp_path: Path) -> None:
+    write_jsonl(
+        tmp_path / "data" / "qa" / "bamboogle_test.jsonl",
+        [{"id": "b1", "question": "Capital of Peru?", "golden_answers": ["Lima"]}],
+    )
+    done = cli(
+        "reproduce",
+        "--table",
+        "qa",
+        "--datasets",
+        "bamboogle",
+        "--methods",
+        "direct,rag",
+        "--data-dir",
+        "data",
+        "--base-url",
+        DEAD,
+        "--model",
+        "m",
+        "--retries",
+        "0",
+        "--out",
+        "table",
+        "--no-progress",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "127.0.0.1:9" in done.stderr and "items failed" not in done.stdout + done.stderr
+    assert not (tmp_path / "table" / "bamboogle.direct" / "results.jsonl").exists()

@@ -149,7 +149,7 @@ def _failed_line(outcome: RunOutcome) -> str:
 
 async def _run(settings: Settings, data: Dataset, opts: RunOptions) -> RunOutcome:
     async with open_pipeline(settings, search=get_method(opts.method).needs_search) as engine:
-        await preflight(engine, data)
+        await preflight(engine, data, opts.method)
         return await run_eval(engine, data, opts)
 
 

@@ -28,7 +28,7 @@ from search_o1.eval.paper_tables import (
     paper_cell,
 )
 from search_o1.eval.report import PAPER_COLUMNS
-from search_o1.eval.runner import Progress, RunOptions, run_eval
+from search_o1.eval.runner import Progress, RunOptions, preflight, run_eval
 from search_o1.eval.sandbox import Limits
 from search_o1.llm.embedded import MODEL_ALIAS as EMBEDDED_MODEL
 from search_o1.pipeline import open_pipeline
@@ -116,6 +116,9 @@ async def _run_cell(
         backoff=backoff,
     )
     async with open_pipeline(cell, search=get_method(method).needs_search) as engine:
+        # A dead server stops the table at its first cell, in seconds, as it stops eval
+        # (each item of every cell failed after its retries).
+        await preflight(engine, data, method)
         outcome = await run_eval(engine, data, run)
     note = failure_note(outcome.failed, outcome.failures)
     return CellResult(dataset, method, outcome.metrics, note, outcome.failed)

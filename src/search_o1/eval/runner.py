@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from search_o1.config import Settings, result_settings
-from search_o1.engine import Engine
+from search_o1.engine import Engine, get_method
 from search_o1.engine.options import EngineOptions
 from search_o1.errors import BackendError, ConfigError
 from search_o1.eval import runfiles
@@ -285,15 +285,24 @@ def _inflight(settings: Settings | None) -> dict[str, int]:
     return {"llm_limit": settings.max_llm_inflight, "search_limit": settings.max_search_inflight}
 
 
-async def preflight(engine: Engine, dataset: Dataset) -> None:
-    """Ask the model server, and the search backend, once before any item runs.
+async def preflight(engine: Engine, dataset: Dataset, method: str = "search-o1") -> None:
+    """Ask the model server, the search backend and a reader of its own once before any
+    item runs.
 
     A dead server then fails the run in seconds with its cause (a BackendError), instead
-    of every item failing one by one after its retries.
+    of every item failing one by one after its retries. A dead reader fails no item (each
+    search is recorded as failed and the chain goes on), so without this check a run
+    finished with every search failed and scores that looked like the model's own.
     """
     await engine.llm.context_length()
     if engine.search is not None and dataset.items:
         await engine.search.search(dataset.items[0].question, k=1)
+    reads = get_method(method).answer == "reader" and engine.options.reader.enabled
+    if reads and engine.search is not None and engine.reader.llm is not engine.llm:
+        try:
+            await engine.reader.llm.context_length()
+        except BackendError as e:
+            raise BackendError("reader", f"the Reason-in-Documents model: {e}") from None
 
 
 def check_resume(out: Path, dataset: Dataset, opts: RunOptions) -> None:
