@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urldefrag
 
 from search_o1.prompts import NOTHING_FOUND
 from search_o1.types import Document, SearchRecord, Source, Trace
@@ -191,11 +192,19 @@ def _quote(prov: Provenance) -> str:
     return " … ".join(quotes)
 
 
+def _page(url: str) -> str:
+    # The fragment never reaches the server: "…/Tosca#Roles" and a search engine's
+    # "…/Tosca#:~:text=…" are the one page "…/Tosca".
+    return urldefrag(url)[0]
+
+
 def _key(doc: Document) -> str:
     # A passage is named by its id and title, not by the backend that found it: bm25 and
     # dense over one corpus (`--search bm25,dense`) find the same passage (as fusion's
     # identity has it); the title keeps two corpora that reuse ids apart.
-    return doc.hit.url or f"passage:{doc.hit.id}\n{doc.hit.title}"
+    if doc.hit.url:
+        return _page(doc.hit.url)
+    return f"passage:{doc.hit.id}\n{doc.hit.title}"
 
 
 def _numbered(found: Iterable[tuple[Provenance, str]]) -> list[Source]:
@@ -230,14 +239,14 @@ def renumbered_facts(record: SearchRecord, sources: Sequence[Source]) -> str:
     reader = record.reader
     if reader is None or not _marks_requested(record):
         return reader.refined if reader is not None else ""
-    by_key = {s.url or s.id: s.n for s in sources}
+    by_key = {_page(s.url) if s.url else s.id: s.n for s in sources}
     docs = record.documents
 
     def number(n: int) -> int | None:
         if not 1 <= n <= len(docs):
             return None
         hit = docs[n - 1].hit
-        return by_key.get(hit.url or hit.id)
+        return by_key.get(_page(hit.url) if hit.url else hit.id)
 
     def replace(match: re.Match[str]) -> str:
         found = [number(int(p)) for p in match.group(1).split(",")]

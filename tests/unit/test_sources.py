@@ -168,3 +168,35 @@ def test_one_passage_found_by_two_backends_is_one_source() -> None:
         "Puccini",
         "Tosca",
     ]
+
+
+def test_one_page_under_two_fragments_is_one_source() -> None:
+    # Search engines link into a page (`#section`, `#:~:text=`); the page fetched is one.
+    def found_at(url: str, query: str) -> SearchRecord:
+        hit = Hit(url, "Tosca", url=url)
+        reader = ReaderResult(
+            prompt=CITE_INSTRUCTION, raw="", refined="Tosca is an opera [1].", found=True
+        )
+        return SearchRecord(
+            query, "searched", (hit,), (Document(hit, "Tosca is an opera."),), reader
+        )
+
+    page = "https://en.wikipedia.org/wiki/Tosca"
+    records = [found_at(page + "#Roles", "Tosca roles"), found_at(page + "#:~:text=opera", "Tosca")]
+    found = answer_sources(records)
+    assert [(s.n, s.url) for s in found] == [(1, page + "#Roles")]
+    both = SearchRecord(
+        "Tosca",
+        "searched",
+        (Hit("a", "Tosca", url=page), Hit("b", "Tosca", url=page + "#Plot")),
+        (
+            Document(Hit("a", "Tosca", url=page), "x"),
+            Document(Hit("b", "Tosca", url=page + "#Plot"), "y"),
+        ),
+        ReaderResult(
+            prompt=CITE_INSTRUCTION, raw="", refined="An opera [2]. In Rome [1].", found=True
+        ),
+    )
+    one = search_sources(both)
+    assert [s.url for s in one] == [page]
+    assert renumbered_facts(both, one) == "An opera [1]. In Rome [1]."
