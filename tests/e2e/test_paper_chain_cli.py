@@ -135,17 +135,21 @@ class Script:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def respond(self, body: dict[str, Any]) -> str:
-        prompt = str(body["prompt"])
+        if "messages" in body:  # chat: the chain is the assistant message continued
+            messages = body["messages"]
+            last = messages[-1]
+            chain = str(last["content"]) if last["role"] == "assistant" else ""
+            prompt = "".join(str(m["content"]) for m in messages)
+        else:
+            prompt = str(body["prompt"])
+            _, found, chain = prompt.partition(self.opening)
+            assert found and ASSISTANT not in chain, "the chain starts after the template"
         with self.lock:
             if READER_HEAD in prompt:
                 key = self.last[0]
                 self.reader_prompts.setdefault(key, []).append(prompt)
                 return self.replays[key].replies[len(self.reader_prompts[key]) - 1]
             key = next(k for k in self.replays if f"Replay chain {k}." in prompt)
-            _, found, chain = prompt.partition(self.opening)
-            assert found and ASSISTANT not in chain, (
-                "the chain starts after the template's own text"
-            )
             self.chains_seen.setdefault(key, []).append(chain)
             turn = chain.count(EQ)
             self.last = (key, turn)
@@ -172,7 +176,8 @@ def _run(tmp_path: Path, script: Script, template: str = "chatml") -> None:
             "eval",
             *("--dataset", str(data), "--task", "qa", "--out", "run"),
             *("--method", "search-o1", "--profile", "paper", "--prompts", str(prompts)),
-            *("--base-url", server.url, "--model", "fake-model", "--chat-template", template),
+            *("--base-url", server.url, "--model", "fake-model"),
+            *(["--api-mode", "chat"] if template == "chat" else ["--chat-template", template]),
             *("--search", "bm25", "--corpus", str(corpus), "--no-fetch"),
             *("--max-searches", "10", "--concurrency", "1", "--no-progress"),
             cwd=tmp_path,
@@ -181,8 +186,13 @@ def _run(tmp_path: Path, script: Script, template: str = "chatml") -> None:
 
 
 # QwQ's template opens `<think>` in the prompt: the script's output (what the reader's
-# steps are made of) starts after it, with the model's own text. Every fifth record.
-TEMPLATES_OPENING = [("chatml", ASSISTANT, 1), ("qwq", ASSISTANT + "<think>\n", 5)]
+# steps are made of) starts after it, with the model's own text. Chat: the chain is the
+# assistant message the server continues. Every fifth record for these two.
+TEMPLATES_OPENING = [
+    ("chatml", ASSISTANT, 1),
+    ("qwq", ASSISTANT + "<think>\n", 5),
+    ("chat", "", 5),
+]
 
 
 @pytest.mark.parametrize(("template", "opening", "every"), TEMPLATES_OPENING)
