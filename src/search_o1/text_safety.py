@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REPLACEMENT", "scrub", "scrub_count", "scrub_data"]
+__all__ = ["REPLACEMENT", "scrub", "scrub_count", "scrub_data", "terminal_text"]
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 controls but tab and newline, DEL, and the C1 controls (U+009B is CSI on its own).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def scrub_count(text: str) -> tuple[str, int]:
@@ -60,3 +62,16 @@ def scrub_data(data: Any) -> tuple[Any, int]:
             total += n + m
         return (out if total else data), total
     return data, 0
+
+
+def terminal_text(text: str) -> str:
+    """Outside text made safe to print on a terminal: every control character it would act
+    on is shown as U+FFFD. ESC opens sequences that recolour, clear the screen, retitle
+    the window or write the clipboard, CR overwrites the line, C1 codes act like ESC on
+    some terminals; a model reply, a page or a dataset row may hold any of them. Tabs
+    and newlines stay (a CR before a newline goes).
+
+    >>> terminal_text("ok\\x1b]0;owned\\x07 \\x9b2J\\r\\n\\tdone")
+    'ok\ufffd]0;owned\ufffd \ufffd2J\\n\\tdone'
+    """
+    return _CONTROL.sub(REPLACEMENT, text.replace("\r\n", "\n"))

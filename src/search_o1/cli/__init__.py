@@ -13,6 +13,7 @@ import sys
 import click
 
 from search_o1.errors import SearchO1Error
+from search_o1.text_safety import terminal_text
 
 # Subcommand modules, in the order `--help` lists them.
 _SUBCOMMANDS = ("ask", "index", "eval", "reproduce", "report", "cache", "serve", "mcp", "view")
@@ -24,7 +25,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except SearchO1Error as e:
-            click.echo(f"error: {e}", err=True)
+            # The message may quote a server or a file: no terminal control codes in it.
+            click.echo(f"error: {terminal_text(str(e))}", err=True)
             sys.exit(2)
         except KeyboardInterrupt as e:
             # 128 + the signal, as shells report it (SIGINT, or SIGTERM handled the same

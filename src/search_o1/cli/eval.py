@@ -30,6 +30,7 @@ from search_o1.eval.datasets import (
 from search_o1.eval.runner import RunOptions, RunOutcome, check_resume, preflight, run_eval
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
+from search_o1.text_safety import terminal_text
 
 
 def settings_for(dataset: Dataset, settings: Settings, method: str) -> Settings:
@@ -127,7 +128,7 @@ def command(
     check_resume(out, data, opts)  # before any model loads: a refusal costs nothing
     with progress_bar(enabled=run.progress) as opts.on_progress:
         outcome = run_stoppable(_run(settings, data, opts))
-    click.echo((out / "summary.md").read_text(encoding="utf-8"))
+    click.echo(terminal_text((out / "summary.md").read_text(encoding="utf-8")))
     click.echo(f"run: {out} (ran {outcome.ran}, resumed {outcome.resumed})")
     replay_note(settings)
     if outcome.failed:
@@ -158,6 +159,7 @@ def _warn_skipped(data: Dataset) -> None:
         return
     click.echo(f"warning: {len(data.skipped)} malformed rows skipped in {data.path}:", err=True)
     for s in data.skipped[:10]:
-        click.echo(f"  line {s.line}{f' (id {s.id})' if s.id else ''}: {s.reason}", err=True)
+        where = f"  line {s.line}{f' (id {s.id})' if s.id else ''}"
+        click.echo(terminal_text(f"{where}: {s.reason}"), err=True)  # the row's own text
     if len(data.skipped) > 10:
         click.echo(f"  … and {len(data.skipped) - 10} more (listed in config.json)", err=True)

@@ -28,6 +28,7 @@ from search_o1.corpus.vectors import INDEX_KINDS, IndexKind
 from search_o1.errors import ConfigError, InputFileError
 from search_o1.search.bm25 import BM25Search, read_manifest
 from search_o1.search.dense import DenseSearch
+from search_o1.text_safety import terminal_text
 
 _err = Console(stderr=True)
 _PROGRESS_EVERY = 500
@@ -205,5 +206,6 @@ def search(corpus: str, query: str, k: int, dense: bool, embedding_model: str | 
     elapsed_ms = (time.perf_counter() - started) * 1000
     for rank, hit in enumerate(hits, start=1):
         snippet = hit.text[:160].replace("\n", " ")
-        click.echo(f"{rank:>2}. [{hit.score:.2f}] {hit.title} ({hit.id})\n    {snippet}")
+        line = f"{rank:>2}. [{hit.score:.2f}] {hit.title} ({hit.id})\n    {snippet}"
+        click.echo(terminal_text(line))  # the corpus is outside text
     click.echo(f"{len(hits)} hit{'' if len(hits) == 1 else 's'} in {elapsed_ms:.1f} ms")

@@ -6,11 +6,12 @@ from __future__ import annotations
 import sys
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 from rich.status import Status
 
 from search_o1 import markers as mk
 from search_o1.sources import answer_sources
+from search_o1.text_safety import terminal_text
 from search_o1.types import (
     Event,
     Finished,
@@ -21,6 +22,12 @@ from search_o1.types import (
     TextDelta,
     Trace,
 )
+
+
+def shown(text: str) -> str:
+    """Outside text (model, pages, search replies, their errors) as printable markup: no
+    terminal control codes, and no brackets that rich would read as its own tags."""
+    return escape_markup(terminal_text(text))
 
 
 def hit_label(hit: Hit, width: int = 60) -> str:
@@ -59,7 +66,7 @@ class LiveView:
             self._text(event)
         elif isinstance(event, SearchStarted):
             self._in_query, self._held = False, ""
-            self.console.print(f"\n[bold cyan]search:[/] {escape(event.query)}")
+            self.console.print(f"\n[bold cyan]search:[/] {shown(event.query)}")
         elif isinstance(event, SearchFinished):
             self._search(event)
         elif isinstance(event, Finished):
@@ -91,28 +98,27 @@ class LiveView:
 
     def _print(self, text: str) -> None:
         if text:
-            self.console.print(escape(text), end="", style="dim", soft_wrap=True)
+            self.console.print(shown(text), end="", style="dim", soft_wrap=True)
 
     def _search(self, event: SearchFinished) -> None:
         record = event.record
         if record.outcome != "searched":
-            self.console.print(
-                f"[yellow]  ({record.outcome}{': ' + record.error if record.error else ''})[/]"
-            )
+            why = f": {shown(record.error)}" if record.error else ""
+            self.console.print(f"[yellow]  ({record.outcome}{why})[/]")
             return
         for hit in record.hits[:5]:
             where = f" <{hit.url}>" if hit.url else ""
-            self.console.print(f"  [green]•[/] {escape(hit_label(hit))}{escape(where)}")
+            self.console.print(f"  [green]•[/] {shown(hit_label(hit))}{shown(where)}")
         if len(record.hits) > 5:
             self.console.print(f"  … {len(record.hits) - 5} more")
         if record.reader is not None:
-            self.console.print(f"[bold magenta]  facts:[/] {escape(record.reader.refined[:400])}")
+            self.console.print(f"[bold magenta]  facts:[/] {shown(record.reader.refined[:400])}")
 
     def summary(self, trace: Trace, wall_s: float) -> None:
         self._stop_spinner()
         c = self.console
         c.rule()
-        c.print(f"[bold]answer:[/] {escape(trace.answer or '(none)')}")
+        c.print(f"[bold]answer:[/] {shown(trace.answer or '(none)')}")
         reason = trace.finish_reason.value if trace.finish_reason else "?"
         c.print(
             f"finish: {reason} · searches: {len(trace.searches)} · "
@@ -130,9 +136,9 @@ class LiveView:
         c.print("[bold]sources:[/]")
         for s in sources:
             where = s.url or f"passage {s.id}"
-            c.print(f"  {escape(f'[{s.n}]')} {escape(s.title)} · {escape(where)}", soft_wrap=True)
+            c.print(f"  {shown(f'[{s.n}]')} {shown(s.title)} · {shown(where)}", soft_wrap=True)
             if s.quote:
-                c.print(f"      “{escape(s.quote)}”", style="dim", soft_wrap=True)
+                c.print(f"      “{shown(s.quote)}”", style="dim", soft_wrap=True)
 
 
 def _marker_prefix_len(text: str, marker: str) -> int:

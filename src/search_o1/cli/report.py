@@ -8,6 +8,7 @@ import click
 
 from search_o1.errors import ConfigError
 from search_o1.eval.report import diff, load_run, plot, side_by_side
+from search_o1.text_safety import terminal_text
 
 _RUN_DIR = click.Path(path_type=Path, exists=True, file_okay=False)
 
@@ -46,6 +47,7 @@ def command(
     if show_diff:
         if len(loaded) != 2:
             raise ConfigError(f"--diff compares exactly two runs, got {len(loaded)}")
-        click.echo(diff(loaded[0], loaded[1], all_changes=all_changes))
+        # Questions and predictions are outside text: no terminal control codes.
+        click.echo(terminal_text(diff(loaded[0], loaded[1], all_changes=all_changes)))
         return
-    click.echo(side_by_side(loaded))
+    click.echo(terminal_text(side_by_side(loaded)))

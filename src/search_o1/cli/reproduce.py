@@ -15,6 +15,7 @@ from search_o1.cli.stopping import run_stoppable
 from search_o1.errors import BackendError
 from search_o1.eval.paper_tables import METHODS, TABLES
 from search_o1.eval.reproduce import SUMMARY, MatrixOptions, run_matrix
+from search_o1.text_safety import terminal_text
 
 
 def _names(value: str | None) -> list[str] | None:
@@ -69,7 +70,7 @@ def command(
     )
     with progress_bar(enabled=run.progress) as opts.on_progress:
         results = run_stoppable(run_matrix(settings, opts))
-    click.echo((out / SUMMARY).read_text(encoding="utf-8"))
+    click.echo(terminal_text((out / SUMMARY).read_text(encoding="utf-8")))
     failed = sum(r.failed for r in results)
     if failed:
         raise BackendError("reproduce", f"{failed} items failed; rerun the same command")
