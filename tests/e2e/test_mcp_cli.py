@@ -67,7 +67,7 @@ def test_stdio_ask_search_retrieve(model: FakeOpenAIServer, corpus: Path, tmp_pa
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, message))
 
-    async def session() -> tuple[Any, Any, Any, set[str]]:
+    async def session() -> tuple[Any, Any, Any, set[str], Any]:
         async with Client(mcp_params(model, corpus, tmp_path)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             ask = await client.call_tool(
@@ -75,9 +75,12 @@ def test_stdio_ask_search_retrieve(model: FakeOpenAIServer, corpus: Path, tmp_pa
             )
             search = await client.call_tool("search", {"query": QUERIES[0]})
             retrieve = await client.call_tool("retrieve", {"query": "Kelp forests", "k": 1})
-            return ask, search, retrieve, names
+            blank = await client.call_tool("ask", {"question": " "})
+            return ask, search, retrieve, names, blank
 
-    ask, search, retrieve, names = anyio.run(session)
+    ask, search, retrieve, names, blank = anyio.run(session)
+    # A refusal is a tool error that says why, over stdio as over HTTP.
+    assert blank.is_error and blank.content[0].text.endswith("the question is empty")
     assert names == {"ask", "search", "retrieve"}
     answer = AskResult.model_validate(ask.structured_content)
     assert answer.answer == ANSWER
