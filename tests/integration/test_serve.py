@@ -221,6 +221,25 @@ def test_invalid_json_and_unknown_route(served: tuple[str, Any]) -> None:
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"model": "search-o1", "max_tokens": 1' + b"0" * 5000 + b"}", "not valid JSON"),
+        (b'{"model": "search-o1", "messages": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "deep"),
+        (b'{"model": "search-o1", "messages": ' + b"[" * 900 + b"]" * 900 + b"}", ""),
+    ],
+)
+def test_huge_numbers_and_deep_nesting_are_400s(
+    served: tuple[str, Any], body: bytes, why: str
+) -> None:
+    # A 5,000-digit integer passes the JSON grammar but not Python's int conversion; deep
+    # nesting overflows the parser (50,000) or the surrogate scrub after it (900).
+    for path in ("/v1/chat/completions", "/retrieve"):
+        r = http.post(served[0] + path, content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 400, (path, r.text[:300])
+        assert why in r.json()["error"]["message"]
+
+
 def test_model_server_failure_is_502() -> None:
     engine, _ = scripted_engine(fail=True)
     with serve_in_thread(create_app(engine)) as url:

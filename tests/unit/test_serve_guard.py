@@ -33,6 +33,8 @@ def test_host_names_of_binds() -> None:
         (scope(host="[::1]:8000"), None),
         (scope(host="evil.example:8000"), 421),
         (scope(host="127.0.0.1.evil.example"), 421),
+        (scope(host="[::1]evil.example"), 421),
+        (scope(host="[::1"), 421),
         (scope(), 421),
         (scope(host="127.0.0.1:8000", origin="http://127.0.0.1:8000"), None),
         (scope(host="127.0.0.1:8000", origin="http://127.0.0.1:9999"), 403),

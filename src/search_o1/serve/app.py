@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
-import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -193,12 +192,13 @@ def _engine(request: Request) -> Engine:
 
 async def _json_body(request: Request) -> Any:
     try:
-        data = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        # A JSON escape such as \ud800 parses to a lone surrogate, which no reply or model
+        # request could encode: made U+FFFD where the client's text enters.
+        return scrub_data(await request.json())[0]
+    except ValueError:  # not JSON, not UTF-8, or an integer past Python's digit limit
         raise wire.WireError(400, "the request body is not valid JSON") from None
-    # A JSON escape such as \ud800 parses to a lone surrogate, which no reply or model
-    # request could encode: made U+FFFD where the client's text enters.
-    return scrub_data(data)[0]
+    except RecursionError:  # arrays or objects nested deeper than parsing (or scrubbing) goes
+        raise wire.WireError(400, "the request body is nested too deeply") from None
 
 
 # ---------------------------------------------------------------------- routes

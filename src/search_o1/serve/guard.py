@@ -91,9 +91,18 @@ def host_names(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
 
 
 def _hostname(host_header: str) -> str:
-    """'example.org:8000' -> 'example.org'; '[::1]:8000' -> '::1'."""
+    """'example.org:8000' -> 'example.org'; '[::1]:8000' -> '::1'; anything after the
+    brackets but a port leaves the header whole, so it names no host.
+
+    >>> _hostname("[::1]:8000"), _hostname("[::1]evil.example")
+    ('::1', '[::1]evil.example')
+    """
     if host_header.startswith("["):
-        return host_header[1 : host_header.find("]")].lower()
+        end = host_header.find("]")
+        rest = host_header[end + 1 :]
+        if end < 0 or (rest and not rest.startswith(":")):
+            return host_header.lower()
+        return host_header[1:end].lower()
     return host_header.rsplit(":", 1)[0].lower() if host_header.count(":") == 1 else host_header
 
 
