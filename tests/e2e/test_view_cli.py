@@ -3,6 +3,8 @@ names it, and a page on another origin unless --cors-origin does."""
 
 from __future__ import annotations
 
+import re
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -52,6 +54,36 @@ def test_view_refuses_foreign_hosts_and_origins_unless_allowed(tmp_path: Path) -
         allowed = _get(url, proc, Origin="http://app.example")
         assert allowed.status_code == 200
         assert allowed.headers["access-control-allow-origin"] == "http://app.example"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_port_in_use_is_one_line_before_anything_is_announced(tmp_path: Path) -> None:
+    """view announced the address, then uvicorn's own ERROR line, exit 3; serve says one
+    line and exits 2, and view now does too. --port 0 announces the port it got."""
+    run = write_run_dir(tmp_path / "run")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(EXE), "view", str(run), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
+    proc = _view(run, 0)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        announced = re.fullmatch(r"search-o1: viewing \S+ on http://127\.0\.0\.1:(\d+)/\n", line)
+        assert announced and announced.group(1) != "0", line
+        assert _get(f"http://127.0.0.1:{announced.group(1)}/api/run", proc).status_code == 200
     finally:
         proc.terminate()
         proc.wait(timeout=30)

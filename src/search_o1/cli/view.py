@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from search_o1.cli.serve import browser_hosts, check_exposure, require_serve_extra
+from search_o1.cli.serve import bind, browser_hosts, check_exposure, require_serve_extra
 
 
 @click.command("view")
@@ -44,9 +44,13 @@ def command(
     from search_o1.serve.view import check_run_dir, create_view_app
 
     check_run_dir(run_dir)
+    # Bound before the address is announced: a port in use is one line, as for serve.
+    sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
-    click.echo(f"search-o1: viewing {run_dir} on http://{shown}:{port}/", err=True)
+    where = f"http://{shown}:{sock.getsockname()[1]}/"
+    click.echo(f"search-o1: viewing {run_dir} on {where}", err=True)
     app = create_view_app(
         run_dir, hosts=browser_hosts(host, allowed_hosts), cors_origins=cors_origins
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    with sock:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
