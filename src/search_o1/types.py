@@ -168,6 +168,16 @@ class SearchRecord:
     latency_s: float = 0.0
 
 
+# How a one-line summary names the queries that were not searched (see SearchRecord).
+_OTHER_OUTCOMES = {
+    "repeated": "repeated",
+    "limit": "over the limit",
+    "empty": "empty",
+    "placeholder": "placeholder",
+    "failed": "failed",
+}
+
+
 @dataclass(frozen=True)
 class Source:
     """One numbered source of an answer: a document the facts the chain used came from.
@@ -220,6 +230,22 @@ class Trace:
     @property
     def searches(self) -> list[SearchRecord]:
         return [s.search for s in self.steps if s.search is not None]
+
+    @property
+    def searches_summary(self) -> str:
+        """The searches run, then the queries answered otherwise, for a one-line summary.
+
+        Only searches that ran count (as eval's `n_searches`): a chain that repeated one
+        query fifteen times under a limit of five read "searches: 15".
+        """
+        ran = sum(1 for r in self.searches if r.outcome == "searched")
+        others: dict[str, int] = {}
+        for r in self.searches:
+            if r.outcome != "searched":
+                word = _OTHER_OUTCOMES[r.outcome]
+                others[word] = others.get(word, 0) + 1
+        rest = ", ".join(f"{n} {word}" for word, n in others.items())
+        return f"{ran} ({rest})" if rest else str(ran)
 
     @property
     def client_stops(self) -> int:

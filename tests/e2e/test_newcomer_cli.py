@@ -4,9 +4,14 @@ command as a subprocess, in a folder of its own, against loopback model servers.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.e2e.eval_support import cli, evaluate, serve, write_jsonl
+from tests.eval_support import READER_REPLY, prompt_text
+from tests.servers.openai_server import openai_server
+
+from search_o1 import markers as mk
 
 
 def test_a_task_in_the_settings_file_names_a_data_files_kind(tmp_path: Path) -> None:
@@ -115,3 +120,37 @@ def test_reproduce_stops_at_a_dead_server_before_any_item(tmp_path: Path) -> Non
     assert done.returncode == 2
     assert "127.0.0.1:9" in done.stderr and "items failed" not in done.stdout + done.stderr
     assert not (tmp_path / "table" / "bamboogle.direct" / "results.jsonl").exists()
+
+
+def test_asks_summary_counts_searches_run_not_queries_repeated(tmp_path: Path) -> None:
+    """A model that wrote one query again and again, under a limit of 5, ended with
+    "searches: 15": the summary now counts what ran and names the rest."""
+    write_jsonl(
+        tmp_path / "docs.jsonl",
+        [{"id": "d1", "title": "Peru", "text": "Lima is the capital of Peru."}],
+    )
+
+    def respond(body: dict[str, Any]) -> str:
+        if "current search query" in prompt_text(body).lower():
+            return READER_REPLY
+        return f"Again. {mk.BEGIN_QUERY}capital of Peru{mk.END_QUERY}"
+
+    with openai_server(respond, return_stop=False) as srv:
+        done = cli(
+            "ask",
+            "Capital of Peru?",
+            "--base-url",
+            srv.url,
+            "--model",
+            "fake-model",
+            "--chat-template",
+            "chatml",
+            "--corpus",
+            "docs.jsonl",
+            "--max-turns",
+            "4",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    summary = " ".join(done.stdout.split())  # the console wraps long lines
+    assert "finish: max_turns · searches: 1 (3 repeated) · tokens:" in summary

@@ -121,7 +121,7 @@ class LiveView:
         c.print(f"[bold]answer:[/] {shown(trace.answer or '(none)')}")
         reason = trace.finish_reason.value if trace.finish_reason else "?"
         c.print(
-            f"finish: {reason} · searches: {len(trace.searches)} · "
+            f"finish: {reason} · searches: {trace.searches_summary} · "
             f"tokens: {trace.usage.completion_tokens} generated, "
             f"{trace.reader_usage.completion_tokens} by the reader · {wall_s:.1f}s"
         )

@@ -35,7 +35,7 @@ def request_line(
         generated, read = trace.usage.completion_tokens, trace.reader_usage.completion_tokens
         finish = trace.finish_reason.value if trace.finish_reason else "unfinished"
         parts += [
-            f"searches {len(trace.searches)}",
+            f"searches {trace.searches_summary}",
             f"tokens {generated} generated, {read} by the reader",
             f"finish {finish}",
         ]
