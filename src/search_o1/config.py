@@ -39,6 +39,7 @@ from pydantic_settings import (
 )
 
 from search_o1.config_sources import (
+    CONFIG_FILE,
     ENV_PREFIX,
     LOADING,
     EnvSource,
@@ -414,19 +415,40 @@ def load_settings(
     try:
         return Settings(**given)
     except ValidationError as e:
-        raise ConfigError(_one_line(e)) from None
+        raise ConfigError(_one_line(e, _origins(given, env, values, config_file))) from None
     except SettingsError as e:
         raise ConfigError(f"settings: {e}") from None
     finally:
         LOADING.reset(token)
 
 
-def _one_line(e: ValidationError) -> str:
+def _origins(
+    given: Mapping[str, Any],
+    environ: Mapping[str, str],
+    values: Mapping[str, Any],
+    config_file: Path | None,
+) -> dict[str, str]:
+    """Where each setting not given in code came from: its variable or the file (a bad
+    value names it, or a user who set it in one place cannot tell which to fix)."""
+    env = {k.upper(): k for k in environ}
+    origins = {}
+    for name in Settings.model_fields:
+        if name in given:
+            continue
+        if (ENV_PREFIX + name).upper() in env:
+            origins[name] = env[(ENV_PREFIX + name).upper()]
+        elif name in values:
+            origins[name] = str(config_file or CONFIG_FILE)
+    return origins
+
+
+def _one_line(e: ValidationError, origins: Mapping[str, str] | None = None) -> str:
     first = e.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     if first["type"] == "extra_forbidden":
         return f"unknown setting {where!r}{did_you_mean(where, Settings.model_fields)}"
-    return f"setting {where}: {first['msg']}"
+    origin = (origins or {}).get(where)
+    return f"setting {where}{f' (from {origin})' if origin else ''}: {first['msg']}"
 
 
 def result_settings(settings: Settings) -> dict[str, Any]:

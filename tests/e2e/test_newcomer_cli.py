@@ -154,3 +154,19 @@ def test_asks_summary_counts_searches_run_not_queries_repeated(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     summary = " ".join(done.stdout.split())  # the console wraps long lines
     assert "finish: max_turns · searches: 1 (3 repeated) · tokens:" in summary
+
+
+def test_a_bad_value_names_the_file_or_variable_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "setting max_searches: Input should be a valid integer" read the same whether the
+    value was in search-o1.toml, in a SEARCH_O1_* variable or a flag."""
+    (tmp_path / "search-o1.toml").write_text('max_searches = "three"\n')
+    from_file = cli("ask", "q", "--base-url", DEAD, cwd=tmp_path)
+    monkeypatch.setenv("SEARCH_O1_MAX_SEARCHES", "abc")
+    from_env = cli("ask", "q", "--base-url", DEAD, cwd=tmp_path)
+    from_flag = cli("ask", "q", "--base-url", DEAD, "--max-searches", "-1", cwd=tmp_path)
+    assert (from_file.returncode, from_env.returncode, from_flag.returncode) == (2, 2, 2)
+    assert from_file.stderr.startswith("error: setting max_searches (from search-o1.toml): ")
+    assert from_env.stderr.startswith("error: setting max_searches (from SEARCH_O1_MAX_SEARCHES): ")
+    assert from_flag.stderr.startswith("error: setting max_searches: Input should be greater")
