@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.two_hop import ANSWER, QUERIES, QUESTION, respond_prompt, two_hop_engine
 
+from search_o1.errors import BackendError
 from search_o1.llm.base import CompletionRequest
 from search_o1.llm.scripted import ScriptedLLM
 from search_o1.mcp.models import AskResult, RetrieveResult, SearchResult
@@ -254,3 +255,37 @@ def test_a_busy_server_refuses_an_ask_saying_so() -> None:
         refused = asyncio.run(second_while_first_runs(url + "/mcp"))
     assert refused.is_error
     assert refused.content[0].text.startswith("Error executing tool ask: the server is busy")
+
+
+class FailingSecondTurnLLM(ScriptedLLM):
+    """The two-hop model, whose server goes down after the first search was read."""
+
+    def __init__(self) -> None:
+        super().__init__(respond_prompt)
+        self.turns = 0
+
+    async def complete(
+        self, request: CompletionRequest, *, on_text: TextSink | None = None
+    ) -> Completion:
+        if request.role != "reader":
+            self.turns += 1
+            if self.turns == 2:
+                raise BackendError("openai", "connection refused", retryable=True)
+        return await super().complete(request, on_text=on_text)
+
+
+def test_a_run_a_failing_server_ended_is_a_tool_error_with_its_searches() -> None:
+    app = create_app(two_hop_engine(FailingSecondTurnLLM()))
+
+    async def call(url: str) -> Any:
+        async with Client(url) as client:
+            return await client.call_tool("ask", {"question": QUESTION})
+
+    with serve_in_thread(app) as url:
+        result = asyncio.run(call(url + "/mcp"))
+    assert result.is_error
+    assert result.content[0].text == "the run failed: openai: connection refused"
+    failed = AskResult.model_validate(result.structured_content)
+    assert failed.finish_reason == "error" and failed.answer is None
+    assert [s.query for s in failed.searches] == QUERIES[:1]
+    assert [s.id for s in failed.sources] == ["b1"]

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import Field
 
 from search_o1.config import Settings
@@ -32,7 +32,14 @@ from search_o1.sources import (
     search_sources,
 )
 from search_o1.tasks import TASKS, TaskKind
-from search_o1.types import Event, SearchFinished, SearchRecord, SearchStarted, Trace
+from search_o1.types import (
+    Event,
+    FinishReason,
+    SearchFinished,
+    SearchRecord,
+    SearchStarted,
+    Trace,
+)
 
 __all__ = ["Admit", "ask_engine", "build_server", "run_stdio"]
 
@@ -119,7 +126,7 @@ class _Tools:
         max_searches: int | None,
         max_turns: int | None,
         max_total_tokens: int | None,
-    ) -> AskResult:
+    ) -> CallToolResult:
         if method not in method_names():
             raise ToolError(f"unknown method {method!r}; known: {', '.join(method_names())}")
         engine = ask_engine(
@@ -163,7 +170,22 @@ class _Tools:
                 send.close()
         if isinstance(outcome, SearchO1Error):
             raise ToolError(str(outcome)) from None
-        return AskResult.of(outcome, answer_sources(outcome))
+        result = AskResult.of(outcome, answer_sources(outcome))
+        content: list[ContentBlock] = [
+            TextContent(type="text", text=result.model_dump_json(indent=2))
+        ]
+        failed = outcome.finish_reason is FinishReason.ERROR
+        if failed:
+            # A model or search server failed mid-chain: the protocol has such failures
+            # reported as tool errors (isError), so that the calling agent sees the call
+            # failed; the searches made so far still come along as structured content.
+            said = f"the run failed: {outcome.error or 'no reason given'}"
+            content.insert(0, TextContent(type="text", text=said))
+        return CallToolResult(
+            content=content,
+            structured_content=result.model_dump(mode="json"),
+            is_error=failed,
+        )
 
     async def search(self, query: str, context: str, top_k: int | None) -> SearchResult:
         engine = ask_engine(self.engine(), top_k=top_k)
@@ -243,10 +265,11 @@ def build_server(
         max_total_tokens: Annotated[
             int | None, Field(description="New tokens for the whole chain.", ge=1)
         ] = None,
-    ) -> AskResult:
+    ) -> Annotated[CallToolResult, AskResult]:
         """Answer a question, searching while reasoning; returns the answer, its numbered
         sources and the searches made. Progress is reported once as each search starts
-        and once as it ends."""
+        and once as it ends. A run that a failing model or search server ended is a tool
+        error (its searches and the reason in the result)."""
         return await tools.ask(
             ctx, question, method, task, max_searches, max_turns, max_total_tokens
         )
