@@ -79,6 +79,14 @@ def test_jsonl_non_utf8_line_is_reported(tmp_path: Path) -> None:
         load_passages(path)
 
 
+@pytest.mark.parametrize("depth", [900, 5000])  # past the scrub's recursion; the parser's
+def test_jsonl_nested_too_deeply_is_a_bad_line(tmp_path: Path, depth: int) -> None:
+    deep = '{"text": ' + "[" * depth + "]" * depth + "}"
+    path = write_lines(tmp_path / "c.jsonl", ['{"text": "ok"}', deep])
+    with pytest.raises(InputFileError, match=r":2: invalid JSON \(nested too deeply\)"):
+        load_passages(path)
+
+
 def test_missing_path_and_empty_corpus(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="no such file or folder"):
         iter_passages(tmp_path / "absent.jsonl")

@@ -181,6 +181,42 @@ def test_any_jsonl_with_field_mapping_and_malformed_lines(tmp_path: Path) -> Non
         load_file(tmp_path / "absent.jsonl", "qa")
 
 
+def test_hostile_bytes_in_a_jsonl_cost_a_character_or_a_row_not_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(
+        b'{"id": "u", "question": "Bad \xff\xfe bytes?", "golden_answers": ["a"]}\n'
+        b'{"id": "big", "question": "Huge?", "golden_answers": [1' + b"0" * 5000 + b"]}\n"
+        b'{"id": "deep", "question": "Deep?", "golden_answers": '
+        + b"[" * 5000
+        + b"]" * 5000
+        + b"}\n"
+        b'{"id": "cr", "question": "A\rB?", "golden_answers": ["a"]}\r\n'
+        b'{"id": "ok", "question": "Fine?", "golden_answers": ["a"]}\r\n'
+    )
+    ds = load_file(path, "qa")
+    assert [i.id for i in ds.items] == ["u", "ok"]
+    assert ds.items[0].question == "Bad \ufffd\ufffd bytes?"
+    assert ds.items[0].meta["replaced"] == 2  # counted where the text entered
+    assert [(s.line, s.reason) for s in ds.skipped] == [
+        (
+            2,
+            "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: "
+            "value has 5001 digits; use sys.set_int_max_str_digits() to increase the limit",
+        ),
+        (3, "invalid JSON: nested too deeply"),
+        (4, "invalid JSON: Invalid control character at"),
+    ]
+    whole = tmp_path / "hostile.json"
+    whole.write_bytes(b'[{"id": "u", "question": "Bad \xff?", "golden_answers": ["a"]}]')
+    assert load_file(whole, "qa").items[0].question == "Bad \ufffd?"
+    whole.write_bytes(b"[" * 5000 + b"]" * 5000)
+    with pytest.raises(InputFileError, match="invalid JSON"):
+        load_file(whole, "qa")
+    table = tmp_path / "hostile.csv"
+    table.write_bytes(b"id,question,answer\nu,Bad \xff?,a\n")
+    assert load_file(table, "qa").items[0].question == "Bad \ufffd?"
+
+
 def test_gpqa_paper_json_keeps_its_correct_choice(tmp_path: Path) -> None:
     rows = [
         {

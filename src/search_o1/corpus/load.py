@@ -86,9 +86,11 @@ def _parse_line(raw: bytes, lineno: int) -> Passage | None:
         return None
     try:
         obj = json.loads(line)
+        obj, replaced = scrub_data(obj)
     except json.JSONDecodeError as e:
         raise ValueError(f"invalid JSON ({e.msg})") from None
-    obj, replaced = scrub_data(obj)
+    except RecursionError:  # nested past what parsing (or scrubbing) can follow
+        raise ValueError("invalid JSON (nested too deeply)") from None
     title, text = _record_fields(obj)
     raw_id = obj.get("id")
     ident = str(raw_id) if isinstance(raw_id, str | int) else str(lineno)

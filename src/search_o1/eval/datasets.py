@@ -212,30 +212,43 @@ def _resolve_known(spec: Spec, split: str | None, data_dir: Path) -> Path:
     )
 
 
+# Bytes that are not UTF-8 are read as lone surrogates, which `parse_row` then replaces
+# with U+FFFD and counts, as it does for a \ud800 escape: one bad byte costs one
+# character, not the run.
+_UNDECODED = "surrogateescape"
+
+
 def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     """(line or row number, row) pairs; unreadable rows come back as RowError."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8-sig") as f:
+        with path.open(newline="", encoding="utf-8-sig", errors=_UNDECODED) as f:
             for n, row in enumerate(csv.DictReader(f), start=2):  # line 1 is the header
                 yield n, dict(row)
         return
     if suffix == ".jsonl":
-        with path.open(encoding="utf-8") as f:
+        # Lines end at \n only: a stray \r inside a row must not split it (and shift
+        # every later line number in what is reported).
+        with path.open(encoding="utf-8", errors=_UNDECODED, newline="\n") as f:
             for n, line in enumerate(f, start=1):
                 if not line.strip():
                     continue
                 try:
                     row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    yield n, RowError(f"invalid JSON: {e.msg}")
+                except ValueError as e:  # also an integer past Python's digit limit
+                    yield n, RowError(f"invalid JSON: {getattr(e, 'msg', e)}")
+                    continue
+                except RecursionError:
+                    yield n, RowError("invalid JSON: nested too deeply")
                     continue
                 yield n, row if isinstance(row, dict) else RowError("not a JSON object")
         return
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8", errors=_UNDECODED))
     except json.JSONDecodeError as e:
         raise InputFileError(str(path), f"invalid JSON: {e.msg}", e.lineno) from None
+    except (ValueError, RecursionError) as e:  # a huge integer; nesting past the parser
+        raise InputFileError(str(path), f"invalid JSON: {e}") from None
     if isinstance(data, dict):  # {"data": [...]} or {id: row}
         data = data.get("data", list(data.values()))
     if not isinstance(data, list):
