@@ -311,7 +311,9 @@ class Cache:
 def _read_export(path: Path) -> Iterator[dict[str, Any]]:
     """Parse and check an export file fully before anything is written."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # Lines end at \n only: str.splitlines also splits at U+2028, U+0085 and \x1c-\x1e,
+        # which the export writes raw inside strings (ensure_ascii=False) and pages hold.
+        lines = path.read_text(encoding="utf-8").split("\n")
     except FileNotFoundError:
         raise InputFileError(str(path), "file not found") from None
     except UnicodeDecodeError:

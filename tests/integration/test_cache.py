@@ -245,6 +245,18 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
         replay.get("search", {"backend": "serper", "query": "q2", "k": 5}, "q2")
 
 
+def test_export_import_round_trip_of_text_with_unicode_line_breaks(tmp_path: Path) -> None:
+    # A page holding U+2028 (common in scripts and editors' output), NEL or a file
+    # separator was written raw into the export and split there on import.
+    text = {"text": "one\u2028two\u2029three\x85four\x1cfive\x1dsix\x1eseven\x0beight"}
+    src = Cache(tmp_path / "a.sqlite")
+    src.put("page", {"url": "http://p/1", "extractor": "1"}, "http://p/1", text)
+    assert src.export(tmp_path / "x.jsonl") == 1
+    dst = Cache(tmp_path / "b.sqlite")
+    assert dst.import_file(tmp_path / "x.jsonl") == 1
+    assert dst.get("page", {"url": "http://p/1", "extractor": "1"}, "u") == text
+
+
 def test_import_rejects_bad_files(tmp_path: Path) -> None:
     src = Cache(tmp_path / "a.sqlite")
     src.put("search", {"query": "q"}, "q", ["v"])
