@@ -170,3 +170,22 @@ def test_a_bad_value_names_the_file_or_variable_it_came_from(
     assert from_file.stderr.startswith("error: setting max_searches (from search-o1.toml): ")
     assert from_env.stderr.startswith("error: setting max_searches (from SEARCH_O1_MAX_SEARCHES): ")
     assert from_flag.stderr.startswith("error: setting max_searches: Input should be greater")
+
+
+def test_a_choice_file_of_ones_own_lists_its_options(tmp_path: Path) -> None:
+    """`{"question", "choices": [...], "answer": "B"}` was refused (it asked for GPQA's
+    CSV columns), and with `--fields answer=answer` ran with the options dropped from
+    the question the model saw."""
+    rows = [
+        {"id": "c1", "question": "Largest planet?", "choices": ["Mars", "Jupiter"], "answer": "B"},
+        {"id": "c2", "question": "A gas giant?", "options": ["Saturn", "Mars"], "answer": "Saturn"},
+        {"id": "c3", "question": "Which one?", "choices": ["a", "b"], "answer": 1},
+    ]
+    write_jsonl(tmp_path / "mine.jsonl", rows)
+    answers = {"Largest planet?": r"\boxed{B}", "A gas giant?": r"\boxed{B}"}
+    with serve(answers) as srv:
+        m, done = evaluate(srv.url, tmp_path, "mine.jsonl", "run", "--task", "choice")
+        prompts = [prompt_text(body) for body in srv.completion_requests]
+    assert m["n"] == 2 and m["overall"]["em"] == 0.5
+    assert any("Largest planet? Choices:\n(A) Mars\n(B) Jupiter\n" in p for p in prompts)
+    assert "line 3 (id c3): answer 1 is neither a letter A-B nor one of the choices" in done.stderr

@@ -112,6 +112,32 @@ def _shuffle_choices(row: Mapping[str, Any], item_id: str, seed: int) -> tuple[s
     return LETTERS[options.index(correct)], options
 
 
+# A choice file of one's own: `{"question", "choices": [...], "answer": "B"}` (or the
+# answer's text). The choice instruction names the letters A to D, so at most four.
+_OPTION_FIELDS = ("choices", "options")
+_CHOICE_ANSWERS = ("answer", "Correct Choice", "answer_letter")
+MAX_OPTIONS = 4
+
+
+def _listed_options(options: Any, answer: Any) -> tuple[str, str]:
+    """(the gold letter, the options listed as the paper's preprocessing lists them)."""
+    if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS:
+        raise RowError(f"choices must be a list of 2 to {MAX_OPTIONS} options")
+    texts = [str(o).strip() for o in options]
+    letters = LETTERS[: len(texts)]
+    given = "" if answer is None or isinstance(answer, bool | int) else str(answer).strip()
+    if given.strip("()").upper() in letters and len(given.strip("()")) == 1:
+        letter = given.strip("()").upper()
+    elif given in texts:
+        letter = letters[texts.index(given)]
+    else:
+        raise RowError(
+            f"answer {answer!r} is neither a letter {letters[0]}-{letters[-1]} nor one of the "
+            "choices (a number is refused: counted from 0 or from 1?)"
+        )
+    return letter, "\n".join(f"({letters[i]}) {t}" for i, t in enumerate(texts))
+
+
 def _choice(
     row: Mapping[str, Any], fields: Mapping[str, str], item_id: str, question: str, seed: int
 ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
@@ -120,6 +146,10 @@ def _choice(
         for key, col in (("domain", "High-level domain"), ("subdomain", "Subdomain"))
         if row.get(col)
     }
+    options = _get(row, fields, "choices", _OPTION_FIELDS)
+    if options is not None:  # a file of one's own: the options as a list
+        letter, listed = _listed_options(options, _get(row, fields, "answer", _CHOICE_ANSWERS))
+        return f"{question} Choices:\n{listed}\n", (letter,), meta
     given = _get(row, fields, "answer", ("Correct Choice", "answer_letter"))
     if given is not None:  # the paper's preprocessed form: options already in the question
         letter = str(given).strip().strip("()").upper()
