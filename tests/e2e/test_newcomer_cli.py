@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from tests.e2e.eval_support import cli, evaluate, serve, write_jsonl
-from tests.eval_support import READER_REPLY, prompt_text
+from tests.eval_support import READER_REPLY, prompt_text, responder
 from tests.servers.openai_server import openai_server
 
 from search_o1 import markers as mk
@@ -189,3 +189,30 @@ def test_a_choice_file_of_ones_own_lists_its_options(tmp_path: Path) -> None:
     assert m["n"] == 2 and m["overall"]["em"] == 0.5
     assert any("Largest planet? Choices:\n(A) Mars\n(B) Jupiter\n" in p for p in prompts)
     assert "line 3 (id c3): answer 1 is neither a letter A-B nor one of the choices" in done.stderr
+
+
+def test_the_chatml_fallback_is_announced_once(tmp_path: Path) -> None:
+    """Items rendering at once each said "cannot render chat templates; using chatml"
+    (and reproduce again for each cell)."""
+    answers = {"Capital of Peru?": r"\boxed{Lima}", "Capital of Chile?": r"\boxed{Santiago}"}
+    rows = [{"id": str(n), "question": q, "answer": "x"} for n, q in enumerate(answers)]
+    write_jsonl(tmp_path / "qa.jsonl", rows)
+    # A vLLM-like server (without /tokenize here): the client asks it to render, in vain.
+    with openai_server(responder(answers)) as srv:
+        done = cli(
+            "eval",
+            "--dataset",
+            "qa.jsonl",
+            "--task",
+            "qa",
+            "--out",
+            "run",
+            "--method",
+            "direct",
+            "--base-url",
+            srv.url,
+            "--no-progress",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("cannot render chat templates; using chatml") == 1, done.stderr

@@ -71,6 +71,8 @@ from search_o1.tool_chat import ToolReply
 from search_o1.types import Completion, Message, Prompt, TextSink
 
 log = logging.getLogger(__name__)
+# Servers whose chat-template fallback was announced (in this process).
+_CHATML_FALLBACK_SAID: set[str] = set()
 BACKEND = "openai"
 _RENDER_CACHE_SIZE = 4096
 # A whole model request, all of its tokens: long generations (32k tokens at 10 tokens/s)
@@ -323,8 +325,11 @@ class OpenAILLM:
             if self._template_spec == SERVER:
                 raise
             # No template given and the server cannot render one: ChatML is the most
-            # common format among open reasoning models; say so once.
-            log.warning("server at %s cannot render chat templates; using chatml", server)
+            # common format among open reasoning models; say so once per server (items
+            # rendering at once all land here, and each reproduce cell has its client).
+            if server not in _CHATML_FALLBACK_SAID:
+                _CHATML_FALLBACK_SAID.add(server)
+                log.warning("server at %s cannot render chat templates; using chatml", server)
             self._local = local_template("chatml")
             return self._local(messages)
 
