@@ -246,8 +246,17 @@ class Cache:
         """Write the entries (all, or those run `run` used) to a JSONL file; returns count."""
         if run is not None and run not in {r for r, _ in self.stats().runs}:
             raise ConfigError(f"cache export: no run {run!r} in {self.path}")
-        count = 0
         tmp = Path(str(dest) + ".part")
+        try:
+            count = self._write_export(tmp, run)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full disk or ^C leaves no half-written file
+            raise
+        tmp.replace(dest)  # never leave a half-written export under the real name
+        return count
+
+    def _write_export(self, tmp: Path, run: str | None) -> int:
+        count = 0
         with tmp.open("w", encoding="utf-8") as f:
             header = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "run": run}
             f.write(json.dumps(header) + "\n")
@@ -262,7 +271,6 @@ class Cache:
                 }
                 f.write(json.dumps(entry, ensure_ascii=False) + "\n")
                 count += 1
-        tmp.replace(dest)  # never leave a half-written export under the real name
         return count
 
     def import_file(self, src: str | os.PathLike[str]) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -57,3 +58,18 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 def serve(answers: Mapping[str, str], **kw: Any) -> Any:
     respond: Callable[[dict[str, Any]], str] = responder(answers, **kw)  # type: ignore[assignment]
     return openai_server(respond, return_stop=False)
+
+
+def can_mount_tmpfs() -> str:
+    """'' when this process may mount a tmpfs in a private mount namespace, else why not."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return "no unshare command"
+    probe = subprocess.run(
+        [unshare, "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt 2>&1"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        return f"cannot mount a tmpfs here: {(probe.stdout + probe.stderr).strip()[:200]}"
+    return ""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.eval_support import EXE, cli, evaluate, serve, write_jsonl
+from tests.e2e.eval_support import EXE, can_mount_tmpfs, cli, evaluate, serve, write_jsonl
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 
@@ -231,21 +231,6 @@ def test_a_second_eval_into_the_same_run_is_refused(tmp_path: Path) -> None:
     assert sorted(ids) == sorted(r["id"] for r in rows)  # each item exactly once
 
 
-def _can_mount_tmpfs() -> str:
-    """'' when this process may mount a tmpfs in a private mount namespace, else why not."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return "no unshare command"
-    probe = subprocess.run(
-        [unshare, "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt 2>&1"],
-        capture_output=True,
-        text=True,
-    )
-    if probe.returncode != 0:
-        return f"cannot mount a tmpfs here: {(probe.stdout + probe.stderr).strip()[:200]}"
-    return ""
-
-
 FULL_DISK_SCRIPT = """
 set -u
 mount -t tmpfs -o size=48k tmpfs "$DISK"
@@ -258,7 +243,7 @@ cp -r "$DISK/run" "$WORK/after-rerun"
 """
 
 
-@pytest.mark.skipif(bool(_can_mount_tmpfs()), reason=_can_mount_tmpfs() or "-")
+@pytest.mark.skipif(bool(can_mount_tmpfs()), reason=can_mount_tmpfs() or "-")
 def test_a_full_disk_mid_run_ends_in_one_line_and_the_rerun_completes(tmp_path: Path) -> None:
     # A real full file system: a 48 KB tmpfs in a private mount namespace holds the run;
     # items of ~5 KB each fill it part-way through. Then it grows and the rerun completes.

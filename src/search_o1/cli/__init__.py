@@ -6,6 +6,7 @@ Errors the library raises on purpose (SearchO1Error) print as one line and exit 
 
 from __future__ import annotations
 
+import errno
 import importlib
 import signal
 import sys
@@ -18,6 +19,7 @@ from search_o1.text_safety import terminal_text
 # Subcommand modules, in the order `--help` lists them.
 _SUBCOMMANDS = ("ask", "index", "eval", "reproduce", "report", "cache", "serve", "mcp", "view")
 _RESUMABLE = frozenset({"eval", "reproduce"})
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 class _Group(click.Group):
@@ -27,6 +29,16 @@ class _Group(click.Group):
         except SearchO1Error as e:
             # The message may quote a server or a file: no terminal control codes in it.
             click.echo(f"error: {terminal_text(str(e))}", err=True)
+            sys.exit(2)
+        except OSError as e:
+            # A full disk wherever a command writes (an index, an export): one line, as
+            # eval says it for its run files; any other OSError is a bug to see whole.
+            if e.errno not in _DISK_FULL:
+                raise
+            where = f" writing {e.filename}" if e.filename else ""
+            click.echo(
+                f"error: the disk is full{where} ({e.strerror}); free space and rerun", err=True
+            )
             sys.exit(2)
         except KeyboardInterrupt as e:
             # 128 + the signal, as shells report it (SIGINT, or SIGTERM handled the same

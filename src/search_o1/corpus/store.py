@@ -17,6 +17,7 @@ changes either builds afresh instead of reading a stale index.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import shutil
@@ -78,6 +79,9 @@ def source_key(path: Path) -> str:
     return hashlib.sha256(f"{rule}\n{kind}\n{digest}".encode()).hexdigest()[:32]
 
 
+_NEARLY_FULL = 1 << 20  # bytes free below which a short write means the disk filled
+
+
 @contextlib.contextmanager
 def staged_dir(target: Path, *, replace: bool = False) -> Iterator[Path]:
     """A temporary folder beside `target` that becomes `target` when the block succeeds.
@@ -91,6 +95,12 @@ def staged_dir(target: Path, *, replace: bool = False) -> Iterator[Path]:
     try:
         yield tmp
         _move_into_place(tmp, target, replace=replace)
+    except OSError as e:
+        # numpy reports a full disk as a short write with no errno ('8000 requested and
+        # 2016 written'); named as what it is, the command can say it in one line.
+        if e.errno is None and shutil.disk_usage(target.parent).free < _NEARLY_FULL:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target)) from e
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
