@@ -22,6 +22,7 @@ import pytest
 from tests.e2e.eval_support import EXE, can_mount_tmpfs, cli, evaluate, serve, write_jsonl
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
+from tests.servers.web import Reply, web_server
 
 from search_o1.eval import isolation
 
@@ -275,3 +276,36 @@ def test_a_full_disk_mid_run_ends_in_one_line_and_the_rerun_completes(tmp_path: 
     ids = [json.loads(x)["id"] for x in (rerun / "results.jsonl").read_text().splitlines()]
     assert sorted(ids) == sorted(r["id"] for r in rows)
     assert json.loads((rerun / "metrics.json").read_text())["overall"]["em"] == 1.0
+
+
+def test_no_secret_of_the_command_line_lands_in_the_run(tmp_path: Path) -> None:
+    # URLs carry secrets too: user:password@ and ?token= in --base-url and
+    # --search-endpoint reached config.json (its argv copy was not scrubbed at all).
+    rows = [{"id": "a", "question": "Who designed the Glimmer Bridge?", "golden_answers": ["x"]}]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    found = {"result": [[{"document": {"id": "d1", "contents": '"T"\nText.'}, "score": 1.0}]]}
+    with (
+        serve({"Glimmer": "\\boxed{x}"}) as srv,
+        web_server({"/retrieve": Reply(body=found)}) as retriever,
+    ):
+        base = srv.url.replace("http://", "http://user:sekret-pass@")
+        endpoint = retriever.url("/retrieve?token=sekret-token&k=1")
+        endpoint = endpoint.replace("http://", "http://u2:sekret-two@")
+        done = cli(
+            *("eval", "--dataset", str(data), "--task", "qa", "--out", "run"),
+            *("--base-url", base, "--model", "fake-model", "--chat-template", "chatml"),
+            *("--method", "search-o1", "--search", "retriever"),
+            f"--search-endpoint={endpoint}",
+            "--no-progress",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    for path in (tmp_path / "run").iterdir():
+        text = path.read_text(errors="replace")
+        assert "sekret" not in text, path.name
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert (
+        f"--search-endpoint={retriever.url('/retrieve')}?token=REDACTED&k=1"
+        in (config["run"]["argv"])
+    )
+    assert config["settings"]["search_endpoint"].endswith("?token=REDACTED&k=1")

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from search_o1.errors import ConfigError, InputFileError, SearchO1Error
 from search_o1.text_safety import scrub as scrub_text
@@ -211,15 +211,43 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+REDACTED = "REDACTED"
+
+
 def _scrub_url(value: str) -> str:
-    """Drop user:password@ from a URL; other strings pass unchanged."""
+    """Drop user:password@ from a URL and the values of secret-looking query parameters
+    (`?token=`, `?api_key=`); other strings pass unchanged.
+
+    >>> _scrub_url("http://u:p@h:1/search?q=x&token=s3cret")
+    'http://h:1/search?q=x&token=REDACTED'
+    """
     with contextlib.suppress(ValueError):
         parts = urlsplit(value)
-        if parts.scheme and (parts.username or parts.password):
+        if not (parts.scheme and parts.netloc):
+            return value
+        if parts.username or parts.password:
             host = parts.hostname or ""
-            netloc = f"{host}:{parts.port}" if parts.port else host
-            return urlunsplit(parts._replace(netloc=netloc))
+            parts = parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host)
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        if any(_SECRET_NAME.search(k) for k, _ in pairs):
+            hidden = [(k, REDACTED if _SECRET_NAME.search(k) else v) for k, v in pairs]
+            parts = parts._replace(query=urlencode(hidden))
+        return urlunsplit(parts)
     return value
+
+
+def scrub_argv(argv: list[str]) -> list[str]:
+    """The command line safe to write: every URL in it (alone or as `--flag=URL`) scrubbed.
+
+    >>> scrub_argv(["--base-url", "http://u:p@h/v1", "--search-endpoint=http://h/?key=k"])
+    ['--base-url', 'http://h/v1', '--search-endpoint=http://h/?key=REDACTED']
+    """
+    out = []
+    for arg in argv:
+        flag, eq, value = arg.partition("=")
+        is_flag_value = arg.startswith("--") and bool(eq)
+        out.append(f"{flag}={_scrub_url(value)}" if is_flag_value else _scrub_url(arg))
+    return out
 
 
 def scrub(settings: Mapping[str, Any]) -> dict[str, Any]:

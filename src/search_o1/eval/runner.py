@@ -180,7 +180,7 @@ def _write_config(dataset: Dataset, engine: Engine, opts: RunOptions) -> None:
             "schedule": opts.schedule,
             "backoff": str(opts.backoff) if opts.backoff else None,
             "sandbox": _sandbox_config(opts.limits) if dataset.task == "code" else None,
-            "argv": opts.argv,
+            "argv": runfiles.scrub_argv(opts.argv) if opts.argv is not None else None,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
         "settings": runfiles.scrub(settings) if settings else {},
