@@ -107,6 +107,23 @@ def test_health_shows_the_model_server_only_to_an_authorised_client(
     assert owner.json()["model"]["reachable"] == [srv.url]
 
 
+def test_health_never_shows_a_password_in_a_model_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without a serve key every loopback client sees the model servers; a base URL's
+    # user:password@ was shown with them.
+    monkeypatch.setenv("SEARCH_O1_INDEX_CACHE", str(tmp_path / "indexes"))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "1", "title": "T", "text": "Tosca is an opera."}) + "\n")
+    with openai_server(lambda body: "\\boxed{x}") as srv:
+        base = srv.url.replace("http://", "http://user:sekret-pass@")
+        values = {"base_url": base, "chat_template": "chatml", "corpus": str(corpus)}
+        with serve_in_thread(create_app(load_settings(values, environ={}))) as url:
+            health = http.get(url + "/health")
+    assert health.status_code == 200 and "sekret" not in health.text
+    assert health.json()["model"]["reachable"] == [srv.url]
+
+
 def test_serve_binds_before_announcing_and_fails_in_one_line(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

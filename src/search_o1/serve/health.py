@@ -45,7 +45,9 @@ async def _probe(llm: LLM, api_key: str | None) -> dict[str, Any]:
     info: dict[str, Any] = {"backend": llm.name}
     try:
         if urls:
-            info["reachable"] = await _reachable(urls, api_key)
+            # Shown without user info, which may hold a password.
+            reachable = await _reachable(urls, api_key)
+            info["reachable"] = [str(httpx.URL(u).copy_with(userinfo=b"")) for u in reachable]
             info["ok"] = bool(info["reachable"])
         else:
             await asyncio.wait_for(llm.context_length(), PROBE_TIMEOUT_S)
