@@ -3,6 +3,7 @@ command as a subprocess, in a folder of its own, against loopback model servers.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,30 @@ def test_the_chatml_fallback_is_announced_once(tmp_path: Path) -> None:
         )
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("cannot render chat templates; using chatml") == 1, done.stderr
+
+
+def test_ask_json_says_a_search_failed_and_why(tmp_path: Path) -> None:
+    """With the reader's server down, --json listed the search like one that found
+    nothing: no outcome, no error."""
+    write_jsonl(tmp_path / "docs.jsonl", [{"id": "d1", "title": "Peru", "text": "Lima, Peru."}])
+    with openai_server(responder({"Capital of Peru?": r"\boxed{Lima}"})) as srv:
+        done = cli(
+            "ask",
+            "Capital of Peru?",
+            "--json",
+            "--base-url",
+            srv.url,
+            "--corpus",
+            "docs.jsonl",
+            "--reader-base-url",
+            DEAD,
+            "--retries",
+            "0",
+            "--chat-template",
+            "chatml",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    (search,) = json.loads(done.stdout)["searches"]
+    assert search["outcome"] == "failed" and "127.0.0.1:9" in search["error"]
+    assert search["hits"] and search["hits"][0]["id"] == "d1"

@@ -125,6 +125,10 @@ def ask_json(trace: Trace, wall_s: float) -> dict[str, Any]:
     searches = [
         {
             "query": s.query,
+            # A failed search (its backend or reader down) said nothing of it: it looked
+            # like a search that found nothing.
+            "outcome": s.outcome,
+            "error": s.error,
             "hits": [{"id": h.id, "title": h.title, "url": h.url} for h in s.hits],
             "documents": [{"id": d.hit.id, "status": d.status} for d in s.documents],
         }
