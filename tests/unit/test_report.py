@@ -55,6 +55,23 @@ def test_plot_axes_start_at_zero_with_whole_number_ticks() -> None:
     plt.close(fig)
 
 
+def test_plot_of_one_whole_number_setting_keeps_whole_number_ticks() -> None:
+    """Runs all at top_k 10 were drawn over 9.45 ... 10.50."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    series = {"nq · direct": [(10.0, 50.0)], "nq · rag": [(10.0, 100.0)]}
+    ax.plot([10], [50])
+    scale_axes(ax, series)
+    fig.canvas.draw()
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert 10.0 in ticks and all(float(t).is_integer() for t in ticks)
+    plt.close(fig)
+
+
 def _run_dir(tmp_path: Path, dataset: str, method: str, top_k: int, em: float) -> Path:
     """A finished run's folder as `eval` leaves it, as far as `report` reads it."""
     path = tmp_path / f"{dataset}.{method}.{top_k}"

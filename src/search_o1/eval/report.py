@@ -312,3 +312,7 @@ def scale_axes(ax: Any, series: Mapping[str, Sequence[tuple[float, float]]]) -> 
     xs = [x for points in series.values() for x, _ in points]
     if all(float(x).is_integer() for x in xs):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if xs and max(xs) - min(xs) < 2:
+            # One value (every run at top_k 10): matplotlib's own margin spans less than
+            # one unit, where no whole-number ticks fit (it drew 9.45, 9.60, ...).
+            ax.set_xlim(min(xs) - 1, max(xs) + 1)
