@@ -6,6 +6,11 @@ a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import re
+
+# scheme://user:password@ in a URL quoted by a message; the user info may hold a password.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
+
 
 class SearchO1Error(Exception):
     """Root of every error this package raises on purpose."""
@@ -57,7 +62,18 @@ class BackendError(SearchO1Error):
         self.retry_after = retry_after
         self.retryable = retryable
         prefix = f"{backend}: HTTP {status}: " if status else f"{backend}: "
-        super().__init__(prefix + message)
+        # Messages name the URL that failed; they are printed, logged, saved in traces
+        # and sent to serve's clients, so never with its user info.
+        super().__init__(prefix + without_userinfo(message))
+
+
+def without_userinfo(text: str) -> str:
+    """`text` with the user info of every URL in it removed.
+
+    >>> without_userinfo("cannot reach http://me:pw@host:8000/v1/models: refused")
+    'cannot reach http://host:8000/v1/models: refused'
+    """
+    return _USERINFO.sub(r"\1", text)
 
 
 class ContextOverflowError(BackendError):

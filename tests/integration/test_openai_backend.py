@@ -251,6 +251,15 @@ async def test_unreachable_server_names_the_url_quickly() -> None:
     assert url in str(info.value) and time.monotonic() - started < 5
 
 
+async def test_an_error_naming_the_url_never_shows_its_password() -> None:
+    port = _closed_port()
+    llm = fast(f"http://user:sekret-pass@127.0.0.1:{port}/v1", retries=1)
+    with pytest.raises(BackendError, match="cannot reach") as info:
+        await llm.complete(CompletionRequest(PROMPT, stop=[], max_tokens=5, sampling=SAMPLING))
+    await llm.aclose()
+    assert "sekret" not in str(info.value) and f"http://127.0.0.1:{port}/v1" in str(info.value)
+
+
 @pytest.mark.parametrize("words", [OVERFLOW_SERVING, OVERFLOW_ENGINE], ids=["serving", "engine"])
 async def test_context_overflow_is_typed(words: str) -> None:
     with openai_server(reply("x"), context_length=50, overflow_text=words) as server:
