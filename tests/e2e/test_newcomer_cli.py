@@ -244,3 +244,19 @@ def test_ask_json_says_a_search_failed_and_why(tmp_path: Path) -> None:
     (search,) = json.loads(done.stdout)["searches"]
     assert search["outcome"] == "failed" and "127.0.0.1:9" in search["error"]
     assert search["hits"] and search["hits"][0]["id"] == "d1"
+
+
+def test_report_on_a_run_killed_before_its_summary_says_how_to_finish_it(tmp_path: Path) -> None:
+    """A run killed outright keeps config.json and results.jsonl but has no metrics.json
+    yet; report asked "metrics.json: missing: is this a run directory?"."""
+    write_jsonl(
+        tmp_path / "qa.jsonl", [{"id": "q1", "question": "Capital of Peru?", "answer": "Lima"}]
+    )
+    with serve({"Capital of Peru?": r"\boxed{Lima}"}) as srv:
+        evaluate(srv.url, tmp_path, "qa.jsonl", "run", "--task", "qa")
+    (tmp_path / "run" / "metrics.json").unlink()  # as a SIGKILL before the summary leaves it
+    done = cli("report", "run", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: run: an unfinished run (no metrics.json): rerun `search-o1 eval")
+    assert "--dataset qa.jsonl" in line and line.endswith("` to finish it")

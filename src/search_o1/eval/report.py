@@ -5,12 +5,13 @@ Tables are Markdown, so the same text reads well in a terminal, a README and a P
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from search_o1.errors import ConfigError
+from search_o1.errors import ConfigError, InputFileError
 from search_o1.eval import runfiles
 from search_o1.eval.datasets import title_of
 from search_o1.eval.scoring import COLUMNS
@@ -57,11 +58,16 @@ class Run:
 
 
 def load_run(path: Path) -> Run:
-    return Run(
-        path,
-        runfiles.read_json(path / runfiles.CONFIG),
-        runfiles.read_json(path / runfiles.METRICS),
-    )
+    config = runfiles.read_json(path / runfiles.CONFIG)
+    if not (path / runfiles.METRICS).exists():
+        # A run killed outright (SIGKILL, out of memory) before its summary: it is a run
+        # directory, and "is this a run directory?" sent its owner looking elsewhere.
+        argv = config.get("run", {}).get("argv")
+        command = f"`search-o1 {shlex.join(argv)}`" if isinstance(argv, list) else "its eval"
+        raise InputFileError(
+            str(path), f"an unfinished run (no metrics.json): rerun {command} to finish it"
+        )
+    return Run(path, config, runfiles.read_json(path / runfiles.METRICS))
 
 
 def _pct(value: Any) -> str:
