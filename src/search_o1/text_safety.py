@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REPLACEMENT", "scrub", "scrub_count", "scrub_data", "terminal_text"]
+__all__ = ["REPLACEMENT", "scrub", "scrub_count", "scrub_data", "terminal_json", "terminal_text"]
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # C0 controls but tab and newline, DEL, and the C1 controls (U+009B is CSI on its own).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What json.dumps(ensure_ascii=False) leaves raw inside strings: DEL and the C1 controls.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
 def scrub_count(text: str) -> tuple[str, int]:
@@ -75,3 +77,14 @@ def terminal_text(text: str) -> str:
     'ok\ufffd]0;owned\ufffd \ufffd2J\\n\\tdone'
     """
     return _CONTROL.sub(REPLACEMENT, text.replace("\r\n", "\n"))
+
+
+def terminal_json(text: str) -> str:
+    """JSON text (from json.dumps with ensure_ascii=False) with DEL and the C1 controls,
+    which it leaves raw and some terminals act on, written as \\u escapes: the same
+    JSON, safe to print.
+
+    >>> terminal_json('{"a": "x\\x9b2J"}')
+    '{"a": "x\\\\u009b2J"}'
+    """
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

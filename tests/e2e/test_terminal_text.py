@@ -45,6 +45,7 @@ def test_ask_shows_hostile_reply_passages_and_titles_inert(tmp_path: Path) -> No
     assert f"answer: Orla{shown} Venn" in done.stdout
     assert f"Glimmer{shown} Bridge" in done.stdout  # the hit and the source
     assert json.loads(asked.stdout)["answer"] == f"Orla{HOSTILE} Venn"  # data kept as it is
+    assert_inert(asked.stdout)  # JSON escapes ESC; C1 and DEL it wrote raw
 
 
 def test_a_search_error_holding_markup_and_escapes_is_one_inert_line(tmp_path: Path) -> None:

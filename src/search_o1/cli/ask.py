@@ -26,7 +26,7 @@ from search_o1.errors import ConfigError, SearchO1Error
 from search_o1.pipeline import open_pipeline
 from search_o1.profiles import resolve
 from search_o1.sources import answer_sources
-from search_o1.text_safety import scrub
+from search_o1.text_safety import scrub, terminal_json
 from search_o1.types import FinishReason, Trace, to_jsonable
 
 
@@ -77,12 +77,12 @@ def command(
     if failure is not None:
         # Nothing half-written: a failed run writes no files; --json still tells why.
         if as_json:
-            click.echo(json.dumps(ask_json(trace, wall), ensure_ascii=False))
+            click.echo(terminal_json(json.dumps(ask_json(trace, wall), ensure_ascii=False)))
         raise failure
     if trace_out is not None:
         _write_atomic(trace_out, json.dumps(trace.to_dict(), ensure_ascii=False, indent=1))
     if as_json:
-        click.echo(json.dumps(ask_json(trace, wall), ensure_ascii=False))
+        click.echo(terminal_json(json.dumps(ask_json(trace, wall), ensure_ascii=False)))
     elif view is not None:
         view.summary(trace, wall)
         closing = demo_closing(settings, question, trace.answer is not None) if demo else None
