@@ -39,7 +39,11 @@ def _open(cache_path: str | None, mode: CacheMode = "replay") -> Cache:
 
 @click.group("cache")
 def command() -> None:
-    """Inspect, export and import the search/page cache."""
+    """Inspect, export and import the search/page cache.
+
+    To clear it, delete the cache file (.search-o1/cache.sqlite unless --cache-path or
+    the cache_path setting names another).
+    """
 
 
 @command.command("stats")
