@@ -260,3 +260,9 @@ def test_report_on_a_run_killed_before_its_summary_says_how_to_finish_it(tmp_pat
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: run: an unfinished run (no metrics.json): rerun `search-o1 eval")
     assert "--dataset qa.jsonl" in line and line.endswith("` to finish it")
+
+
+def test_ask_without_a_question_points_to_the_demo(tmp_path: Path) -> None:
+    done = cli("ask", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Missing argument 'QUESTION'. (Or try `search-o1 ask --demo`" in done.stderr

@@ -58,7 +58,10 @@ def command(
     if question is None and demo:
         question = DEMO_QUESTION
     if question is None:
-        raise click.UsageError("Missing argument 'QUESTION'.")
+        raise click.UsageError(
+            "Missing argument 'QUESTION'. (Or try `search-o1 ask --demo`: a question of its "
+            "own on the embedded model.)"
+        )
     # Bytes that are not UTF-8 in the argument arrive as lone surrogates: made U+FFFD here.
     question = scrub(question)
     if not question.strip():
