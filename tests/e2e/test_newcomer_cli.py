@@ -266,3 +266,18 @@ def test_ask_without_a_question_points_to_the_demo(tmp_path: Path) -> None:
     done = cli("ask", cwd=tmp_path)
     assert done.returncode == 2
     assert "Missing argument 'QUESTION'. (Or try `search-o1 ask --demo`" in done.stderr
+
+
+def test_json_lines_under_another_name_get_a_hint(tmp_path: Path) -> None:
+    """A JSONL file named .json (or .txt) was read as one JSON document: "qa.json:2:
+    invalid JSON: Extra data" and nothing more."""
+    rows = [
+        {"id": "q1", "question": "A?", "answer": "a"},
+        {"id": "q2", "question": "B?", "answer": "b"},
+    ]
+    write_jsonl(tmp_path / "qa.json", rows)
+    done = cli("eval", "--dataset", "qa.json", "--task", "qa", "--out", "run", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: qa.json:2: invalid JSON: Extra data; one object per line? name the file .jsonl"
+    )

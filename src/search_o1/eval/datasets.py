@@ -246,7 +246,9 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8", errors=_UNDECODED))
     except json.JSONDecodeError as e:
-        raise InputFileError(str(path), f"invalid JSON: {e.msg}", e.lineno) from None
+        # One object, then more: JSON lines under another name (rows.json, rows.txt).
+        hint = "; one object per line? name the file .jsonl" if e.msg == "Extra data" else ""
+        raise InputFileError(str(path), f"invalid JSON: {e.msg}{hint}", e.lineno) from None
     except (ValueError, RecursionError) as e:  # a huge integer; nesting past the parser
         raise InputFileError(str(path), f"invalid JSON: {e}") from None
     if isinstance(data, dict):  # {"data": [...]} or {id: row}
