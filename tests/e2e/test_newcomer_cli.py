@@ -4,6 +4,7 @@ command as a subprocess, in a folder of its own, against loopback model servers.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -153,8 +154,10 @@ def test_asks_summary_counts_searches_run_not_queries_repeated(tmp_path: Path) -
             cwd=tmp_path,
         )
     assert done.returncode == 0, done.stderr
-    summary = " ".join(done.stdout.split())  # the console wraps long lines
-    assert "finish: max_turns · searches: 1 (3 repeated) · tokens:" in summary
+    # One line, though over 80 columns (it wrapped in a pipe: "... by the\nreader · 0.2s").
+    (finish,) = [line for line in done.stdout.splitlines() if line.startswith("finish:")]
+    assert finish.startswith("finish: max_turns · searches: 1 (3 repeated) · tokens:")
+    assert re.search(r" by the reader · \d+\.\ds$", finish), finish
 
 
 def test_a_bad_value_names_the_file_or_variable_it_came_from(

@@ -118,12 +118,15 @@ class LiveView:
         self._stop_spinner()
         c = self.console
         c.rule()
-        c.print(f"[bold]answer:[/] {shown(trace.answer or '(none)')}")
+        # One line each whatever the width (a pipe is 80 columns to rich), so a script
+        # can pick out the answer and the finish line, as the sources' lines already are.
+        c.print(f"[bold]answer:[/] {shown(trace.answer or '(none)')}", soft_wrap=True)
         reason = trace.finish_reason.value if trace.finish_reason else "?"
         c.print(
             f"finish: {reason} · searches: {trace.searches_summary} · "
             f"tokens: {trace.usage.completion_tokens} generated, "
-            f"{trace.reader_usage.completion_tokens} by the reader · {wall_s:.1f}s"
+            f"{trace.reader_usage.completion_tokens} by the reader · {wall_s:.1f}s",
+            soft_wrap=True,
         )
         self._sources(answer_sources(trace))
         sys.stdout.flush()
