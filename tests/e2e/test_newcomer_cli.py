@@ -220,6 +220,8 @@ def test_the_chatml_fallback_is_announced_once(tmp_path: Path) -> None:
         )
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("cannot render chat templates; using chatml") == 1, done.stderr
+    # A library warning reads like the command's own (it came bare, with no prefix).
+    assert "\nwarning: server at " in "\n" + done.stderr, done.stderr
 
 
 def test_ask_json_says_a_search_failed_and_why(tmp_path: Path) -> None:

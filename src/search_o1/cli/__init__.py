@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import logging
 import signal
 import sys
 
@@ -68,5 +69,21 @@ for _name in _SUBCOMMANDS:
     cli.add_command(_mod.command)
 
 
+class _LevelPrefix(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+def _library_warnings_as_lines() -> None:
+    """The library's warnings (a server quirk, a fallback taken) as the CLI's own lines,
+    `warning: ...` on stderr, like the ones the commands print; they came bare, and
+    mixed into serve's request log."""
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_LevelPrefix())
+    logging.getLogger("search_o1").addHandler(handler)
+
+
 def main() -> None:
+    _library_warnings_as_lines()
     cli()
