@@ -347,6 +347,15 @@ class Settings(BaseSettings):
             return [p.strip() for item in items for p in str(item).split(",") if p.strip()]
         return v
 
+    @field_validator("base_url", "reader_base_url", "search_endpoint", mode="after")
+    @classmethod
+    def _web_urls(cls, v: Any) -> Any:
+        # Without a scheme the HTTP client fails deep in a request with its own words.
+        for url in [v] if isinstance(v, str) else v or []:
+            if not url.lower().startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http(s) URL; did you mean http://{url}?")
+        return v
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -448,7 +457,8 @@ def _one_line(e: ValidationError, origins: Mapping[str, str] | None = None) -> s
     if first["type"] == "extra_forbidden":
         return f"unknown setting {where!r}{did_you_mean(where, Settings.model_fields)}"
     origin = (origins or {}).get(where)
-    return f"setting {where}{f' (from {origin})' if origin else ''}: {first['msg']}"
+    message = first["msg"].removeprefix("Value error, ")  # pydantic's wrapping of our own
+    return f"setting {where}{f' (from {origin})' if origin else ''}: {message}"
 
 
 def result_settings(settings: Settings) -> dict[str, Any]:

@@ -141,3 +141,13 @@ def test_a_bad_setting_exits_2_with_one_line() -> None:
     assert result.stderr.strip().splitlines() == [
         "error: setting top_k: Input should be greater than or equal to 1"
     ]
+
+
+def test_a_model_url_without_a_scheme_is_one_line_with_the_fix() -> None:
+    # It failed inside the HTTP client, in that library's words.
+    result = CliRunner().invoke(cli, ["ask", "q", "--base-url", "localhost:8000/v1"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: setting base_url: 'localhost:8000/v1' is not an http(s) URL; "
+        "did you mean http://localhost:8000/v1?"
+    ]
