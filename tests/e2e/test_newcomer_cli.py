@@ -286,3 +286,14 @@ def test_json_lines_under_another_name_get_a_hint(tmp_path: Path) -> None:
     assert done.stderr.strip() == (
         "error: qa.json:2: invalid JSON: Extra data; one object per line? name the file .jsonl"
     )
+
+
+def test_a_failed_ask_leaves_stdout_empty(tmp_path: Path) -> None:
+    """A run that failed before the model said a word printed a stray blank line on
+    stdout (the end of a streamed line that never began)."""
+    write_jsonl(tmp_path / "docs.jsonl", [{"id": "d1", "title": "Peru", "text": "Lima, Peru."}])
+    done = cli(
+        "ask", "Capital of Peru?", "--base-url", DEAD, "--corpus", "docs.jsonl", cwd=tmp_path
+    )
+    assert done.returncode == 2 and done.stderr.startswith("error: "), done.stderr
+    assert done.stdout == ""

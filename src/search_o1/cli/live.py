@@ -59,6 +59,7 @@ class LiveView:
             self._status.start()
         self._in_query = False
         self._held = ""  # a tail that may be the start of a query marker
+        self._wrote = False  # anything shown yet: a run that failed at once shows nothing
 
     def on_event(self, event: Event) -> None:
         self._stop_spinner()
@@ -67,11 +68,13 @@ class LiveView:
         elif isinstance(event, SearchStarted):
             self._in_query, self._held = False, ""
             self.console.print(f"\n[bold cyan]search:[/] {shown(event.query)}")
+            self._wrote = True
         elif isinstance(event, SearchFinished):
             self._search(event)
         elif isinstance(event, Finished):
             self._print(self._held)
-            self.console.print()
+            if self._wrote:  # ends the streamed line
+                self.console.print()
 
     def _stop_spinner(self) -> None:
         if self._status is not None:
@@ -99,6 +102,7 @@ class LiveView:
     def _print(self, text: str) -> None:
         if text:
             self.console.print(shown(text), end="", style="dim", soft_wrap=True)
+            self._wrote = True
 
     def _search(self, event: SearchFinished) -> None:
         record = event.record
