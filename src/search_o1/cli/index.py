@@ -86,7 +86,8 @@ def _build_dense(out: Path, model: str | None, prefixes: str, kind: IndexKind) -
     """Embed the passages of the index at `out` into it; returns a line for the summary."""
     from search_o1.corpus.embed import SentenceEncoder
 
-    encoder = SentenceEncoder.open(model, prefixes)
+    with _err.status("loading the embedding model…"):  # seconds, with nothing else shown
+        encoder = SentenceEncoder.open(model, prefixes)
     with _bar() as progress:
         total = int(read_manifest(out)["count"])
         dense = DenseSearch.open(out, encoder, kind=kind, progress=_embed_progress(progress, total))
@@ -196,8 +197,9 @@ def search(corpus: str, query: str, k: int, dense: bool, embedding_model: str | 
     if dense:
         from search_o1.corpus.embed import SentenceEncoder
 
-        with _bar() as progress:
+        with _err.status("loading the embedding model…"):
             encoder = SentenceEncoder.open(embedding_model)
+        with _bar() as progress:
             index = DenseSearch.open(corpus, encoder, progress=_embed_progress(progress, None))
     else:
         index = BM25Search.open(corpus)
