@@ -88,14 +88,9 @@ def _models(request: httpx.Request) -> httpx.Response | None:
     return None
 
 
-async def test_chat_requests_resend_without_what_the_model_refuses() -> None:
-    replies = [MAX_TOKENS, TEMPERATURE, ANSWER, ANSWER]
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        return _models(request) or replies.pop(0)
-
-    wire = Wire([answer])
-    llm = OpenAILLM(
+def _o4_mini(wire: Wire) -> OpenAILLM:
+    """A chat client for an OpenAI reasoning model behind an Azure-style endpoint."""
+    return OpenAILLM(
         "http://azure.test/v1",
         api_mode="chat",
         stream=False,
@@ -103,6 +98,16 @@ async def test_chat_requests_resend_without_what_the_model_refuses() -> None:
         transport=wire.transport,
         retry=wire.policy(retries=0),
     )
+
+
+async def test_chat_requests_resend_without_what_the_model_refuses() -> None:
+    replies = [MAX_TOKENS, TEMPERATURE, ANSWER, ANSWER]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return _models(request) or replies.pop(0)
+
+    wire = Wire([answer])
+    llm = _o4_mini(wire)
     for _ in range(2):
         done = await llm.complete(CompletionRequest(PROMPT, max_tokens=50, sampling=SAMPLING))
         assert done.text == "ok"
@@ -122,14 +127,7 @@ async def test_a_refused_stop_string_points_to_tools_mode() -> None:
         return _models(request) or STOP
 
     wire = Wire([answer])
-    llm = OpenAILLM(
-        "http://azure.test/v1",
-        api_mode="chat",
-        stream=False,
-        model="o4-mini",
-        transport=wire.transport,
-        retry=wire.policy(retries=0),
-    )
+    llm = _o4_mini(wire)
     request = CompletionRequest(PROMPT, stop=["<|end_search_query|>"], max_tokens=50)
     with pytest.raises(ConfigError, match="use --api-mode tools"):
         await llm.complete(request)
@@ -143,14 +141,7 @@ async def test_a_field_the_rules_cannot_drop_is_the_servers_error() -> None:
         return _models(request) or refused
 
     wire = Wire([answer])
-    llm = OpenAILLM(
-        "http://azure.test/v1",
-        api_mode="chat",
-        stream=False,
-        model="o4-mini",
-        transport=wire.transport,
-        retry=wire.policy(retries=0),
-    )
+    llm = _o4_mini(wire)
     with pytest.raises(BackendError, match="'n' must be 1"):
         await llm.complete(CompletionRequest(PROMPT, max_tokens=5))
     await llm.aclose()
