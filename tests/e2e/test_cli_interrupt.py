@@ -18,6 +18,7 @@ import pytest
 from tests.e2e.eval_support import EXE, direct_flags, write_jsonl
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
+from tests.waiting import wait_until
 
 # What a signal landing inside a task used to leave after the command's last line.
 NOISE = ("Traceback", "never retrieved", "Task was destroyed", "Aborted")
@@ -146,9 +147,7 @@ def test_ask_stops_on_ctrl_c_and_sigterm_in_one_line(
             preexec_fn=_foreground_sigint,
         )
         try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and not srv.completion_requests:
-                time.sleep(0.05)
+            wait_until(lambda: srv.completion_requests, "the model being asked")
             proc.send_signal(signum)
             _, err = proc.communicate(timeout=60)
         finally:

@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from tests.e2e.eval_support import EXE, can_mount_tmpfs, cli, evaluate, serve, w
 from tests.eval_support import responder
 from tests.servers.openai_server import openai_server
 from tests.servers.web import Reply, web_server
+from tests.waiting import wait_until
 
 from search_o1.eval import isolation
 
@@ -152,22 +152,15 @@ def eval_args(data: Path, url: str, out: str = "run") -> list[str]:
 
 
 def wait_for_lines(path: Path, n: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if path.exists() and len(path.read_text().splitlines()) >= n:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never reached {n} lines")
+    def enough() -> bool:
+        return path.exists() and len(path.read_text().splitlines()) >= n
+
+    wait_until(enough, f"{path} holding {n} lines")
 
 
 def wait_for_requests(srv: Any, n: int) -> None:
     """Until the server has received `n` completion requests (a held one included)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if len(srv.completion_requests) >= n:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the server never received {n} completion requests")
+    wait_until(lambda: len(srv.completion_requests) >= n, f"{n} completion requests")
 
 
 def test_sigterm_stops_like_ctrl_c_and_the_rerun_completes(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.two_hop import ANSWER, QUERIES, QUESTION, respond_prompt, two_hop_engine
+from tests.waiting import wait_until
 
 from search_o1.errors import BackendError
 from search_o1.llm.base import CompletionRequest
@@ -186,20 +187,10 @@ def test_a_cancelled_ask_stops_its_model_request() -> None:
 
     with serve_in_thread(app) as url:
         assert asyncio.run(ask_then_cancel(url + "/mcp")) == ["x2"]
-        wait_for(lambda: llm.cancelled == 1)
+        wait_until(lambda: llm.cancelled == 1, "the model request cancelled")
         stats = app.state.serve.limiter.stats
-        wait_for(lambda: stats.running == 0 and stats.queued == 0)
+        wait_until(lambda: stats.running == 0 and stats.queued == 0, "no run left")
     assert llm.started == 1  # no reader call, no second turn after the cancellation
-
-
-def wait_for(check: Any, timeout_s: float = 10.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
 
 
 def test_mcp_follows_the_browser_guard_like_v1(served: str) -> None:

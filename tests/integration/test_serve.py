@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import openai
 import pytest
 from tests.serve_support import ANSWER, FACTS, QUERY, QUESTION, respond_text, scripted_engine
 from tests.servers.openai_server import openai_server
+from tests.waiting import wait_until
 
 from search_o1 import markers as mk
 from search_o1._http import ssl_context
@@ -66,14 +66,6 @@ def served() -> Iterator[tuple[str, Any]]:
 def stats_of(app: Any) -> Stats:
     stats: Stats = app.state.serve.limiter.stats
     return stats
-
-
-def wait_for(check: Any, timeout_s: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
 
 
 # ---------------------------------------------------------------- chat completions
@@ -314,8 +306,8 @@ def test_stream_disconnect_cancels_the_run() -> None:
         with http.stream("POST", url + "/v1/chat/completions", json=body) as r:
             first = next(r.iter_lines())
             assert first.startswith("data: ")
-            wait_for(lambda: llm.started == 1)  # the model call is in flight
-        wait_for(lambda: stats_of(app).cancelled == 1)
+            wait_until(lambda: llm.started == 1, "the model call in flight")
+        wait_until(lambda: stats_of(app).cancelled == 1, "the run cancelled")
         assert llm.cancelled == 1  # the model request itself was cancelled
         assert stats_of(app).running == 0 and stats_of(app).queued == 0
 
@@ -327,7 +319,7 @@ def test_non_streaming_disconnect_cancels_the_run() -> None:
         body = {"model": "search-o1", "messages": MESSAGES}
         with pytest.raises(httpx.ReadTimeout):
             http.post(url + "/v1/chat/completions", json=body, timeout=0.5)
-        wait_for(lambda: stats_of(app).cancelled == 1)
+        wait_until(lambda: stats_of(app).cancelled == 1, "the run cancelled")
         assert llm.cancelled == 1 and stats_of(app).running == 0
 
 
@@ -341,12 +333,15 @@ def test_concurrency_limit_answers_429_and_frees_the_slot() -> None:
             http.stream("POST", url + "/v1/chat/completions", json=body) as queued,
         ):
             assert running.status_code == 200 and queued.status_code == 200
-            wait_for(lambda: stats_of(app).running == 1 and stats_of(app).queued == 1)
+            wait_until(
+                lambda: stats_of(app).running == 1 and stats_of(app).queued == 1,
+                "one run going and one queued",
+            )
             with pytest.raises(openai.RateLimitError) as e:
                 client(url).chat.completions.create(model="search-o1", messages=MESSAGES)
             assert e.value.response.headers["retry-after"] == "1"
             assert e.value.body["type"] == "rate_limit_error"  # type: ignore[index]
-        wait_for(lambda: stats_of(app).running == 0 and stats_of(app).queued == 0)
+        wait_until(lambda: stats_of(app).running == 0 and stats_of(app).queued == 0, "no run left")
         assert stats_of(app).cancelled == 2 and stats_of(app).refused == 1
         llm.hold_s = 0  # slots are free again: the next request runs to the end
         reply = client(url).chat.completions.create(model="search-o1", messages=MESSAGES)
